@@ -1,0 +1,35 @@
+// kube-dns's flags: the original's names and defaults (kubernetes/dns cmd/kube-dns options.go), plus ours.
+
+import { defineFlags, klogFlags } from '../../pkg/flags/flags.ts';
+
+const label = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+export const kubeDnsFlags = defineFlags({
+  domain: {
+    type: 'string',
+    default: 'cluster.local.',
+    help: 'cluster domain served by kube-dns',
+    validate: (v) => (v.replace(/\.$/, '').split('.').every((l) => label.test(l)) ? undefined : 'every label must be a DNS-1123 label'),
+  },
+  'dns-bind-address': { type: 'string', default: '0.0.0.0', help: 'address to serve DNS on (UDP and TCP)' },
+  'dns-port': { type: 'int', default: 53, help: 'port to serve DNS on (UDP and TCP)', validate: (v) => (v >= 0 && v <= 65535 ? undefined : 'must be 0-65535') },
+  'healthz-port': { type: 'int', default: 8081, help: 'port for /readiness, /healthz, /cache and /metrics', validate: (v) => (v >= 0 && v <= 65535 ? undefined : 'must be 0-65535') },
+  'http-bind-address': { type: 'string', default: '0.0.0.0', help: 'address for the HTTP endpoints' },
+  nameservers: { type: 'stringList', default: [], help: 'upstream servers ip[:port],... used when the config has no upstreamNameservers (default: /etc/resolv.conf)' },
+  'resolv-conf': { type: 'string', default: '/etc/resolv.conf', help: 'resolv.conf read for upstream servers when none are configured' },
+  'kubecfg-file': { type: 'string', default: '', help: 'kubeconfig file for the Kubernetes API (the API source arrives in a later release)' },
+  'kube-master-url': { type: 'string', default: '', help: 'URL of the Kubernetes API server (the API source arrives in a later release)' },
+  federations: { type: 'string', default: '', help: 'deprecated: federations as name=domain,... (accepted, validated)' },
+  'config-map': { type: 'string', default: '', help: 'name of the ConfigMap holding the kube-dns config (cannot be combined with --config-dir)' },
+  'config-map-namespace': { type: 'string', default: 'kube-system', help: 'namespace of --config-map' },
+  'config-dir': { type: 'string', default: '', help: 'directory polled for the config files stubDomains, upstreamNameservers, federations' },
+  'config-period': { type: 'duration', default: 10_000, help: 'how often --config-dir is polled' },
+  'initial-sync-timeout': { type: 'duration', default: 60_000, help: 'how long to wait for the first sync before warning (never exits)' },
+  profiling: { type: 'bool', default: false, help: 'accepted for compatibility; Node has no pprof endpoint', ignored: true },
+  version: { type: 'string', default: 'false', bareValue: 'true', help: 'print the version and exit (true|raw)' },
+  'cluster-file': { type: 'string', default: '', help: 'read cluster objects from this YAML/JSON file (kubectl get -o yaml) instead of the API; watched' },
+  ttl: { type: 'int', default: 30, help: 'TTL of the records kube-dns serves', validate: (v) => (v >= 0 && v <= 3600 ? undefined : 'must be 0-3600') },
+  'pod-records': { type: 'string', default: 'insecure', help: 'pod A records <a-b-c-d>.<ns>.pod.<zone>: insecure|disabled', validate: (v) => (v === 'insecure' || v === 'disabled' ? undefined : 'must be insecure or disabled') },
+  'start-banner': { type: 'bool', default: false, help: 'print how to query this server with dig once it is ready (npm start)' },
+  ...klogFlags,
+});

@@ -1,0 +1,96 @@
+#!/usr/bin/env node
+// kube-dns: flags → pkg/kubedns. Nothing else lives here.
+
+import { parseOrExit } from '../../pkg/flags/flags.ts';
+import { setVerbosity, createLogger } from '../../pkg/log/log.ts';
+import { runKubeDns } from '../../pkg/kubedns/program.ts';
+import { FileSource } from '../../pkg/source/file.ts';
+import { parseFederations } from '../../pkg/config/config.ts';
+import { kubeDnsFlags } from './flags.ts';
+import { VERSION } from '../../pkg/kubedns/version.ts';
+
+const { values: f, set } = parseOrExit(kubeDnsFlags, process.argv.slice(2), {
+  program: 'kube-dns',
+  usage: 'kube-dns [flags]: the Kubernetes cluster DNS server (DNS spec 1.1.0)',
+});
+
+function usageError(message: string): never {
+  process.stderr.write(`kube-dns: ${message}\nsee kube-dns --help\n`);
+  process.exit(2);
+}
+
+if (set.has('version') && f.version !== 'false') {
+  process.stdout.write(f.version === 'raw' ? `"${VERSION}"\n` : `Kube-DNS ${VERSION}\n`);
+  process.exit(0);
+}
+setVerbosity(f.v);
+const log = createLogger('kube-dns');
+if (f['config-map'] && f['config-dir']) usageError('--config-map and --config-dir cannot be used together');
+if (f.federations) {
+  try {
+    parseFederations(f.federations);
+  } catch (err) {
+    usageError(`invalid value for --federations: ${(err as Error).message}`);
+  }
+}
+if (!f['cluster-file']) usageError('--cluster-file is required: the Kubernetes API source is not in this release yet');
+
+const domain = f.domain.toLowerCase().replace(/\.$/, '');
+const running = await runKubeDns({
+  domain,
+  ttl: f.ttl,
+  podRecords: f['pod-records'] as 'insecure' | 'disabled',
+  dnsBindAddress: f['dns-bind-address'],
+  dnsPort: f['dns-port'],
+  httpBindAddress: f['http-bind-address'],
+  healthzPort: f['healthz-port'],
+  prometheusPort: process.env.PROMETHEUS_PORT ? Number(process.env.PROMETHEUS_PORT) : null,
+  nameservers: f.nameservers,
+  resolvConf: f['resolv-conf'],
+  configDir: f['config-dir'],
+  configPeriodMs: f['config-period'],
+  configMap: f['config-map'],
+  configMapNamespace: f['config-map-namespace'],
+  initialSyncTimeoutMs: f['initial-sync-timeout'],
+  source: new FileSource(f['cluster-file'], { log: log.child('file-source') }),
+  version: VERSION,
+}).catch((err: Error) => {
+  log.error('cannot start', { error: err.message });
+  process.exit(1);
+});
+
+if (f['start-banner']) {
+  const at = `@${f['dns-bind-address'] === '0.0.0.0' ? '127.0.0.1' : f['dns-bind-address']} -p ${running.dnsPort}`;
+  process.stdout.write(
+    [
+      '',
+      `kube-dns is serving ${domain} from ${f['cluster-file']} (edit it: changes are served within a second).`,
+      'Try:',
+      `  dig ${at} kubernetes.default.svc.${domain}`,
+      `  dig ${at} web.default.svc.${domain} AAAA`,
+      `  dig ${at} _postgres._tcp.db.default.svc.${domain} SRV`,
+      `  dig ${at} -x 10.96.0.10`,
+      `  dig ${at} +tcp search.default.svc.${domain}`,
+      `  curl http://127.0.0.1:${running.httpPort}/readiness   (also /cache, /metrics)`,
+      'Ctrl-C stops it.',
+      '',
+    ].join('\n'),
+  );
+}
+
+// SIGTERM: stop accepting, let in-flight queries finish, exit 0.
+let stopping = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    log.info('shutting down', { signal });
+    running.close().then(
+      () => process.exit(0),
+      (err: Error) => {
+        log.error('shutdown failed', { error: err.message });
+        process.exit(1);
+      },
+    );
+  });
+}

@@ -1,0 +1,134 @@
+// kube-dns metrics. The DNS hot path only bumps plain numbers; they reach prom-client when
+// Prometheus scrapes (collect), so a query costs no label hashing.
+
+import client from 'prom-client';
+import { Type, rcodeName, typeName } from '../dns/constants.ts';
+import type { ServerObserver } from '../dns/server.ts';
+import type { System } from './resolver.ts';
+
+/** Query types with their own label value; everything else is "other" (bounded cardinality). */
+const TRACKED_TYPES = [Type.A, Type.AAAA, Type.SRV, Type.PTR, Type.CNAME, Type.TXT, Type.SOA, Type.NS, Type.MX, Type.ANY, Type.HINFO, Type.AXFR, Type.IXFR];
+const TYPE_SLOT = new Map<number, number>(TRACKED_TYPES.map((t, i) => [t, i]));
+const OTHER_SLOT = TRACKED_TYPES.length;
+const RCODES = 24;
+const PROTOS = ['udp', 'tcp'] as const;
+
+export interface KubeDnsMetrics {
+  registry: client.Registry;
+  observer: ServerObserver;
+  onSystem(system: System): void;
+  objectRejected(kind: string): void;
+  configInvalid(): void;
+  /** Gauges read at scrape time. */
+  setStateReader(read: () => { synced: boolean; services: number; ptrs: number; clusterIPs: number; serial: number }): void;
+}
+
+export function createKubeDnsMetrics(): KubeDnsMetrics {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry });
+  const slots = OTHER_SLOT + 1;
+  const responses = new Float64Array(PROTOS.length * slots * RCODES);
+  const flushedResponses = new Float64Array(responses.length);
+  const systems = new Map<System, number>();
+  const flushedSystems = new Map<System, number>();
+  let cacheHits = 0;
+  let flushedCacheHits = 0;
+
+  const responsesTotal = new client.Counter({
+    name: 'kubedns_dns_responses_total',
+    help: 'DNS responses sent, by query type, rcode and transport.',
+    labelNames: ['type', 'rcode', 'proto'],
+    registers: [registry],
+    collect() {
+      for (let i = 0; i < responses.length; i++) {
+        const delta = responses[i] - flushedResponses[i];
+        if (delta === 0) continue;
+        flushedResponses[i] = responses[i];
+        const proto = PROTOS[Math.floor(i / (slots * RCODES))];
+        const slot = Math.floor(i / RCODES) % slots;
+        const type = slot === OTHER_SLOT ? 'other' : typeName(TRACKED_TYPES[slot]);
+        responsesTotal.inc({ type, rcode: rcodeName(i % RCODES), proto }, delta);
+      }
+    },
+  });
+  const cacheHitsTotal = new client.Counter({
+    name: 'kubedns_dns_answer_cache_hits_total',
+    help: 'Responses served from pre-encoded answers.',
+    registers: [registry],
+    collect() {
+      cacheHitsTotal.inc(cacheHits - flushedCacheHits);
+      flushedCacheHits = cacheHits;
+    },
+  });
+  const duration = new client.Histogram({
+    name: 'kubedns_dns_request_duration_seconds',
+    help: 'Time from receiving a query to sending its response.',
+    buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const malformed = new client.Counter({ name: 'kubedns_dns_malformed_requests_total', help: 'Requests that could not be parsed, by reason.', labelNames: ['reason'], registers: [registry] });
+  const dropped = new client.Counter({ name: 'kubedns_dns_dropped_requests_total', help: 'Requests dropped without an answer, by reason.', labelNames: ['reason'], registers: [registry] });
+  const truncated = new client.Counter({ name: 'kubedns_dns_truncated_responses_total', help: 'Responses sent with TC set.', registers: [registry] });
+  const handlerErrors = new client.Counter({ name: 'kubedns_dns_handler_errors_total', help: 'Queries answered SERVFAIL because answering them failed unexpectedly.', registers: [registry] });
+  // The original's SkyDNS names, so existing dashboards keep working.
+  const skydnsRequests = new client.Counter({
+    name: 'skydns_skydns_dns_request_count_total',
+    help: 'Counter of DNS requests made (original kube-dns name).',
+    labelNames: ['system'],
+    registers: [registry],
+    collect() {
+      for (const [system, n] of systems) {
+        const delta = n - (flushedSystems.get(system) ?? 0);
+        if (delta > 0) skydnsRequests.inc({ system }, delta);
+        flushedSystems.set(system, n);
+      }
+    },
+  });
+  const rejected = new client.Counter({ name: 'kubedns_cluster_objects_rejected_total', help: 'Cluster objects (or parts of them) skipped because DNS cannot use them, by kind.', labelNames: ['kind'], registers: [registry] });
+  const configInvalid = new client.Counter({ name: 'kubedns_config_invalid_updates_total', help: 'ConfigMap updates ignored because they failed validation.', registers: [registry] });
+
+  let readState: Parameters<KubeDnsMetrics['setStateReader']>[0] = () => ({ synced: false, services: 0, ptrs: 0, clusterIPs: 0, serial: 0 });
+  const synced = new client.Gauge({ name: 'kubedns_synced', help: '1 once the first full view of the cluster has been loaded.', registers: [registry], collect() { synced.set(readState().synced ? 1 : 0); } });
+  const records = new client.Gauge({
+    name: 'kubedns_records',
+    help: 'What the zone holds: services, reverse (PTR) addresses, cluster IPs.',
+    labelNames: ['kind'],
+    registers: [registry],
+    collect() {
+      const s = readState();
+      records.set({ kind: 'services' }, s.services);
+      records.set({ kind: 'ptr' }, s.ptrs);
+      records.set({ kind: 'cluster_ip' }, s.clusterIPs);
+    },
+  });
+  const serial = new client.Gauge({ name: 'kubedns_zone_serial', help: 'The SOA serial of the cluster zone (changes when records change).', registers: [registry], collect() { serial.set(readState().serial); } });
+
+  const addSystem = (system: System): void => {
+    systems.set(system, (systems.get(system) ?? 0) + 1);
+  };
+  const observer: ServerObserver = {
+    response(qtype, rcode, transport, seconds, fromCache) {
+      const slot = TYPE_SLOT.get(qtype) ?? OTHER_SLOT;
+      responses[(transport === 'tcp' ? slots * RCODES : 0) + slot * RCODES + (rcode < RCODES ? rcode : RCODES - 1)]++;
+      duration.observe(seconds);
+      if (fromCache) {
+        cacheHits++;
+        addSystem(qtype === Type.PTR ? 'reverse' : 'auth');
+      }
+    },
+    malformed: (reason) => malformed.inc({ reason }),
+    dropped: (reason) => dropped.inc({ reason }),
+    truncated: () => truncated.inc(),
+    handlerError: () => handlerErrors.inc(),
+  };
+  return {
+    registry,
+    observer,
+    onSystem: addSystem,
+    objectRejected: (kind) => rejected.inc({ kind }),
+    configInvalid: () => configInvalid.inc(),
+    setStateReader(read) {
+      readState = read;
+    },
+  };
+}

@@ -1,0 +1,132 @@
+// Wires the kube-dns pieces together: source → store → zone → answers, config → upstreams,
+// the DNS server, and the HTTP endpoints. cmd/kube-dns only turns flags into these options.
+
+import { hostname } from 'node:os';
+import { DnsServer } from '../dns/server.ts';
+import { ClusterStore } from '../cluster/store.ts';
+import type { ConfigMapInfo } from '../cluster/model.ts';
+import type { Source } from '../source/source.ts';
+import { Zone } from '../zone/zone.ts';
+import type { PodRecordsMode } from '../zone/zone.ts';
+import { cacheJSON } from '../zone/cache-json.ts';
+import { Forwarder } from '../forward/forwarder.ts';
+import { ConfigDirWatcher, parseConfig, emptyConfig } from '../config/config.ts';
+import type { KubeDnsConfig } from '../config/config.ts';
+import { createLogger } from '../log/log.ts';
+import { Resolver } from './resolver.ts';
+import { applyUpstreams } from './upstreams.ts';
+import { createKubeDnsMetrics } from './metrics.ts';
+import { createHttpServer } from './http.ts';
+
+export interface KubeDnsOptions {
+  domain: string;
+  ttl: number;
+  podRecords: PodRecordsMode;
+  dnsBindAddress: string;
+  dnsPort: number;
+  httpBindAddress: string;
+  healthzPort: number;
+  /** Also serve the HTTP endpoints here (the original's PROMETHEUS_PORT, 10055 in its manifest). */
+  prometheusPort: number | null;
+  nameservers: string[];
+  resolvConf: string;
+  configDir: string;
+  configPeriodMs: number;
+  configMap: string;
+  configMapNamespace: string;
+  initialSyncTimeoutMs: number;
+  source: Source;
+  version: string;
+}
+
+export interface RunningKubeDns {
+  dnsPort: number;
+  httpPort: number;
+  close(): Promise<void>;
+}
+
+export async function runKubeDns(o: KubeDnsOptions): Promise<RunningKubeDns> {
+  const log = createLogger('kube-dns');
+  const metrics = createKubeDnsMetrics();
+  const zone = new Zone({ domain: o.domain, ttl: o.ttl, podRecords: o.podRecords });
+  const forwarder = new Forwarder({ log: log.child('forward') });
+  let server: DnsServer | null = null;
+
+  let config: KubeDnsConfig = emptyConfig();
+  const configure = (next: KubeDnsConfig, origin: string): void => {
+    config = next;
+    log.info('configuration loaded', { from: origin });
+    applyUpstreams(forwarder, config, { flagNameservers: o.nameservers, resolvConf: o.resolvConf, zone, log }).catch((err) =>
+      log.error('applying upstreams failed', { error: err }),
+    );
+  };
+
+  const store: ClusterStore = new ClusterStore({
+    servicesChanged(keys) {
+      zone.updateServices([...keys].map((k) => [k, store.services.get(k) ?? null, store.endpointSets(k)]));
+      server?.invalidate();
+      log.debug(2, 'records rebuilt', { services: keys.size, serial: zone.serial });
+    },
+    configMapChanged(cm: ConfigMapInfo | null, name, namespace) {
+      if (!o.configMap || name !== o.configMap || namespace !== o.configMapNamespace) return;
+      try {
+        configure(cm ? parseConfig(cm.data) : emptyConfig(), `ConfigMap ${namespace}/${name}`);
+      } catch (err) {
+        metrics.configInvalid();
+        log.warn('invalid configuration, ignoring update', { configMap: `${namespace}/${name}`, error: err });
+      }
+    },
+    rejected(kind, problem) {
+      metrics.objectRejected(kind);
+      log.warn('cluster object skipped', { kind, problem });
+    },
+    synced() {
+      log.info('initial sync done: serving the cluster zone', { ...store.counts(), serial: zone.serial });
+    },
+  });
+  metrics.setStateReader(() => ({ synced: store.hasSynced, ...zone.counts(), serial: zone.serial }));
+
+  const resolver = new Resolver({ zone, forwarder, isSynced: () => store.hasSynced, version: `kube-dns-ts ${o.version}`, hostname: hostname(), log: log.child('resolver'), onSystem: metrics.onSystem });
+  server = new DnsServer({ handler: resolver.handle, address: o.dnsBindAddress, port: o.dnsPort, observer: metrics.observer });
+
+  let configWatcher: ConfigDirWatcher | null = null;
+  if (o.configDir) {
+    configWatcher = new ConfigDirWatcher(o.configDir, o.configPeriodMs, (cfg) => configure(cfg, `--config-dir ${o.configDir}`), log.child('config'), () => metrics.configInvalid());
+    configWatcher.start();
+  } else {
+    configure(emptyConfig(), o.nameservers.length > 0 ? '--nameservers' : 'defaults');
+  }
+
+  const bound = await server.listen();
+  log.info('DNS listening', { address: bound.address, port: bound.port, domain: o.domain });
+  const http = createHttpServer({ isSynced: () => store.hasSynced, cache: () => cacheJSON(zone.root, zone.domain, zone.ttl), registry: metrics.registry });
+  await http.listen({ host: o.httpBindAddress, port: o.healthzPort });
+  const httpPort = (http.server.address() as { port: number }).port;
+  log.info('HTTP listening', { address: o.httpBindAddress, port: httpPort, paths: '/readiness,/healthz,/cache,/metrics' });
+  const extra = o.prometheusPort ? createHttpServer({ isSynced: () => store.hasSynced, cache: () => cacheJSON(zone.root, zone.domain, zone.ttl), registry: metrics.registry }) : null;
+  if (extra) await extra.listen({ host: o.httpBindAddress, port: o.prometheusPort! });
+
+  log.info('reading cluster objects', { source: o.source.describe() });
+  await o.source.start(store);
+  // A slow first sync never kills the process (the original's "Timeout waiting for initialization"
+  // crash loop): stay unready, keep trying, and say so.
+  const syncWatch = setInterval(() => {
+    if (store.hasSynced) clearInterval(syncWatch);
+    else log.warn('still waiting for the first sync; not ready, cluster names answer SERVFAIL', { source: o.source.describe() });
+  }, o.initialSyncTimeoutMs);
+  syncWatch.unref();
+
+  return {
+    dnsPort: bound.port,
+    httpPort,
+    async close() {
+      clearInterval(syncWatch);
+      configWatcher?.stop();
+      await o.source.stop();
+      await server!.close();
+      await http.close();
+      await extra?.close();
+      await forwarder.close();
+    },
+  };
+}
