@@ -1,0 +1,77 @@
+// Starts our programs as real child processes (Node 24 runs the TypeScript entry points directly) and
+// stops them by pid when the test ends, whatever happened.
+
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { Test } from 'tap';
+
+export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface Program {
+  child: ChildProcess;
+  /** Everything written to stderr and stdout so far. */
+  output(): string;
+  /** Resolves with the first regex match in the output, rejects after `ms`. */
+  waitFor(re: RegExp, ms?: number): Promise<RegExpMatchArray>;
+  /** SIGTERM, then SIGKILL after 5 s; resolves with the exit code (null when killed). */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  exited: Promise<number | null>;
+}
+
+export function startProgram(t: Test, program: string, args: string[], env: NodeJS.ProcessEnv = {}): Program {
+  const entry = `${repoRoot}cmd/${program}/main.ts`;
+  const child = spawn(process.execPath, [entry, ...args], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const waiters = new Set<() => void>();
+  const onData = (d: Buffer) => {
+    out += d.toString();
+    for (const w of waiters) w();
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const p: Program = {
+    child,
+    output: () => out,
+    exited,
+    waitFor(re, ms = 15_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const m = re.exec(out);
+          if (m) {
+            done();
+            resolve(m);
+          }
+        };
+        const timer = setTimeout(() => {
+          done();
+          reject(new Error(`timed out waiting for ${re} in output of ${program}:\n${out}`));
+        }, ms);
+        const onExit = () => {
+          check();
+          done();
+          reject(new Error(`${program} exited while waiting for ${re}:\n${out}`));
+        };
+        const done = () => {
+          clearTimeout(timer);
+          waiters.delete(check);
+          child.off('exit', onExit);
+        };
+        waiters.add(check);
+        child.once('exit', onExit);
+        check();
+      });
+    },
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+  t.teardown(() => p.stop());
+  return p;
+}

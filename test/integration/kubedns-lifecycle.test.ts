@@ -1,0 +1,104 @@
+// kube-dns as an operator meets it: readiness before and after the first sync, live edits of the
+// cluster file, a broken file, dead upstreams, bad flags, metrics, and a clean SIGTERM.
+
+import t from 'tap';
+import { mkdtempSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { dig, answers } from '../helpers/dig.ts';
+import { startKubeDns, yamlDocs, service } from '../helpers/kubedns.ts';
+import { freePort } from '../helpers/ports.ts';
+import { repoRoot } from '../helpers/process.ts';
+
+const run = promisify(execFile);
+const one = (ip: string) => yamlDocs(service('default', 'web', `clusterIP: ${ip}\nports:\n- {name: http, port: 80}`));
+
+async function get(port: number, path: string): Promise<{ status: number; body: string }> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`);
+  return { status: res.status, body: await res.text() };
+}
+
+async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 3000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (ok(v) || Date.now() > until) return v;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+t.test('before the first sync: SERVFAIL for the zone, readiness 503; a file that appears later is loaded', async (t) => {
+  const later = join(mkdtempSync(join(tmpdir(), 'kdt-later-')), 'later.yaml');
+  const waiting = await startKubeDns(t, { clusterYaml: '', synced: false, args: [`--cluster-file=${later}`] });
+  t.equal((await dig(waiting.dnsPort, 'web.default.svc.cluster.local')).status, 'SERVFAIL', 'never a false NXDOMAIN');
+  t.equal((await get(waiting.httpPort, '/readiness')).status, 503);
+  t.equal((await get(waiting.httpPort, '/healthz')).status, 200);
+  writeFileSync(later, one('10.96.0.5'));
+  await waiting.program.waitFor(/initial sync done/);
+  t.equal((await get(waiting.httpPort, '/readiness')).body, 'ok\n');
+  t.same(answers(await dig(waiting.dnsPort, 'web.default.svc.cluster.local')), ['10.96.0.5']);
+});
+
+t.test('edits are served within a second; a broken file keeps the last good state', async (t) => {
+  const kd = await startKubeDns(t, { clusterYaml: one('10.96.0.5') });
+  t.same(answers(await dig(kd.dnsPort, 'web.default.svc.cluster.local')), ['10.96.0.5']);
+  const before = Date.now();
+  writeFileSync(kd.clusterFile, one('10.96.0.6'));
+  const changed = await eventually(() => dig(kd.dnsPort, 'web.default.svc.cluster.local'), (r) => answers(r)[0] === '10.96.0.6');
+  t.same(answers(changed), ['10.96.0.6']);
+  t.ok(Date.now() - before < 1500, 'seen within about a second');
+  // Editors write a new file and rename it over the old one.
+  writeFileSync(join(kd.dir, 'new.yaml'), one('10.96.0.7'));
+  renameSync(join(kd.dir, 'new.yaml'), kd.clusterFile);
+  t.same(answers(await eventually(() => dig(kd.dnsPort, 'web.default.svc.cluster.local'), (r) => answers(r)[0] === '10.96.0.7')), ['10.96.0.7']);
+  writeFileSync(kd.clusterFile, 'kind: Service\nmetadata: [unclosed\n');
+  await kd.program.waitFor(/line[= ]\d+/);
+  t.same(answers(await dig(kd.dnsPort, 'web.default.svc.cluster.local')), ['10.96.0.7'], 'last good state kept');
+  t.equal((await get(kd.httpPort, '/readiness')).status, 200);
+  unlinkSync(kd.clusterFile);
+  writeFileSync(kd.clusterFile, yamlDocs(service('default', 'other', 'clusterIP: 10.96.0.9')));
+  t.equal((await eventually(() => dig(kd.dnsPort, 'web.default.svc.cluster.local'), (r) => r.status === 'NXDOMAIN')).status, 'NXDOMAIN', 'deleted service gone');
+});
+
+t.test('every upstream down: SERVFAIL, not silence', async (t) => {
+  const dead = await freePort();
+  const kd = await startKubeDns(t, { clusterYaml: one('10.96.0.5'), args: [`--nameservers=127.0.0.1:${dead}`] });
+  const r = await dig(kd.dnsPort, 'www.example.com', 'A', ['+time=8']);
+  t.equal(r.status, 'SERVFAIL');
+});
+
+t.test('HTTP endpoints: /cache in the original shape, /metrics with our and the original names', async (t) => {
+  const promPort = await freePort();
+  const kd = { ...(await startKubeDns(t, { clusterYaml: one('10.96.0.5'), env: { PROMETHEUS_PORT: String(promPort) } })), promPort };
+  await dig(kd.dnsPort, 'web.default.svc.cluster.local');
+  const cache = JSON.parse((await get(kd.httpPort, '/cache')).body);
+  const web = cache.ChildNodes.local.ChildNodes.cluster.ChildNodes.svc.ChildNodes.default.ChildNodes.web;
+  t.ok(Object.values(web.Entries).some((e) => (e as { host: string }).host === '10.96.0.5'));
+  const metrics = (await get(kd.httpPort, '/metrics')).body;
+  t.match(metrics, /kubedns_dns_responses_total\{type="A",rcode="NOERROR",proto="udp"\} 1/);
+  t.match(metrics, /skydns_skydns_dns_request_count_total\{system="auth"\} 1/);
+  t.match(metrics, /kubedns_synced 1/);
+  t.match(metrics, /process_resident_memory_bytes/);
+  const extra = await get(Number(kd.promPort), '/metrics');
+  t.match(extra.body, /kubedns_synced 1/, 'also on PROMETHEUS_PORT, as the original manifest scrapes');
+});
+
+t.test('flags: unknown flag or bad value exits 2 naming it; --help; --version', async (t) => {
+  const main = join(repoRoot, 'cmd/kube-dns/main.ts');
+  for (const [args, re] of [[['--no-such-flag'], /no-such-flag/], [['--dns-port=notanumber'], /dns-port/], [['--ttl', '99999'], /ttl/], [['--config-dir=/x', '--config-map=y'], /cannot be used together/]] as const) {
+    const err = await run(process.execPath, [main, ...args]).then(() => null, (e) => e);
+    t.equal(err?.code, 2, `${args.join(' ')} exits 2`);
+    t.match(err?.stderr, re);
+  }
+  const help = await run(process.execPath, [main, '--help']);
+  for (const f of ['--domain', '--dns-port', '--healthz-port', '--config-dir', '--cluster-file', '--pod-records']) t.match(help.stdout, f);
+  t.match((await run(process.execPath, [main, '--version'])).stdout, /^Kube-DNS \d/);
+  t.match((await run(process.execPath, [main, '-v=2', '--version=raw'])).stdout, /^"\d/);
+});
+
+t.test('SIGTERM: exits 0', async (t) => {
+  const kd = await startKubeDns(t, { clusterYaml: one('10.96.0.5') });
+  t.equal(await kd.program.stop('SIGTERM'), 0);
+});
