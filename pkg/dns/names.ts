@@ -1,0 +1,109 @@
+// Domain names: wire -> presentation text (with compression pointers) and the helpers the
+// server keys its cache with. Presentation form is described in message.ts: no trailing dot,
+// case kept, RFC 1035 escapes (\. \\ \DDD) for bytes that are not plain printable ASCII.
+
+import { DnsParseError } from './errors.ts';
+import { MAX_NAME_LENGTH } from './constants.ts';
+
+/** Position holder so that name reads can return a string and still move the caller on. */
+export interface Cursor {
+  pos: number;
+}
+
+const DOT = 0x2e;
+const BACKSLASH = 0x5c;
+
+function labelNeedsEscape(buf: Uint8Array, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = buf[i];
+    if (c < 0x21 || c > 0x7e || c === DOT || c === BACKSLASH) return true;
+  }
+  return false;
+}
+
+function escapedLabel(buf: Uint8Array, start: number, end: number): string {
+  let s = '';
+  for (let i = start; i < end; i++) {
+    const c = buf[i];
+    if (c === DOT || c === BACKSLASH) s += '\\' + String.fromCharCode(c);
+    else if (c < 0x21 || c > 0x7e) s += '\\' + String(c).padStart(3, '0');
+    else s += String.fromCharCode(c);
+  }
+  return s;
+}
+
+/**
+ * Reads the name at `cur.pos` and leaves `cur.pos` just after it (after the first pointer when
+ * compressed). In-place bytes must end before `limit` (the end of the section or RDATA).
+ *
+ * Pointer rule: every pointer must jump strictly below the start of the run of labels it
+ * ends. That makes loops impossible to follow and lets us tell a loop (the target lies in
+ * this run or at the pointer itself) from a forward or out-of-range pointer.
+ */
+export function readName(buf: Buffer, cur: Cursor, limit: number): string {
+  let p = cur.pos;
+  let runStart = p;
+  let bound = limit;
+  let end = -1;
+  let wire = 1;
+  let name = '';
+  for (;;) {
+    if (p >= bound) throw new DnsParseError('DNS_ERR_SHORT', 'name runs past the end', p);
+    const len = buf[p];
+    if (len === 0) {
+      if (end < 0) end = p + 1;
+      break;
+    }
+    const kind = len & 0xc0;
+    if (kind === 0xc0) {
+      if (p + 1 >= bound) throw new DnsParseError('DNS_ERR_SHORT', 'pointer runs past the end', p);
+      const target = ((len & 0x3f) << 8) | buf[p + 1];
+      if (end < 0) {
+        end = p + 2;
+        bound = buf.length;
+      }
+      if (target > p || target >= buf.length) {
+        throw new DnsParseError('DNS_ERR_BAD_POINTER', `pointer to ${target} is not backwards`, p);
+      }
+      if (target >= runStart) throw new DnsParseError('DNS_ERR_POINTER_LOOP', `pointer loop at ${p}`, p);
+      p = runStart = target;
+      continue;
+    }
+    if (kind !== 0) throw new DnsParseError('DNS_ERR_LABEL', `label type 0x${kind.toString(16)}`, p);
+    wire += len + 1;
+    if (wire > MAX_NAME_LENGTH) throw new DnsParseError('DNS_ERR_NAME_TOO_LONG', 'name over 255 bytes', p);
+    const start = p + 1;
+    p = start + len;
+    if (p > bound) throw new DnsParseError('DNS_ERR_SHORT', 'label runs past the end', start);
+    const text = labelNeedsEscape(buf, start, p) ? escapedLabel(buf, start, p) : buf.toString('latin1', start, p);
+    name = name === '' ? text : name + '.' + text;
+  }
+  cur.pos = end;
+  return name;
+}
+
+/** Lowercase (ASCII only, as DNS compares names) and drop one trailing dot. */
+export function canonicalName(name: string): string {
+  let n = name.length;
+  if (n > 0 && name.charCodeAt(n - 1) === DOT && !endsWithEscapedDot(name, n - 1)) n--;
+  let i = 0;
+  while (i < n) {
+    const c = name.charCodeAt(i);
+    if (c >= 65 && c <= 90) break;
+    i++;
+  }
+  if (i === n) return n === name.length ? name : name.slice(0, n);
+  let s = name.slice(0, i);
+  for (; i < n; i++) {
+    const c = name.charCodeAt(i);
+    s += c >= 65 && c <= 90 ? String.fromCharCode(c | 0x20) : name[i];
+  }
+  return s;
+}
+
+/** True when the '.' at `dot` is escaped ("a\." is a label ending in a dot, not a root dot). */
+export function endsWithEscapedDot(name: string, dot: number): boolean {
+  let slashes = 0;
+  for (let i = dot - 1; i >= 0 && name.charCodeAt(i) === BACKSLASH; i--) slashes++;
+  return (slashes & 1) === 1;
+}
