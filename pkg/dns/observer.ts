@@ -1,0 +1,38 @@
+// The hooks a DnsServer reports through, and a wrapper that keeps a throwing hook from
+// breaking the query path (a reply already sent must not be counted twice).
+
+import type { Transport } from './responder.ts';
+
+/** All optional; called synchronously on the query path, so they must be cheap. */
+export interface ServerObserver {
+  response?(qtype: number, rcode: number, transport: Transport, seconds: number, fromCache: boolean): void;
+  /** Reasons: 'short', 'qdcount', 'counts', 'label', 'name-too-long', 'question-pointer', 'not-opt', 'bad-opt', 'tcp-frame-length'. */
+  malformed?(reason: string): void;
+  /** Reasons: 'response-packet' (QR=1), 'tcp-cap', 'handler' (the handler returned null), 'closing'. */
+  dropped?(reason: string): void;
+  truncated?(): void;
+  /** The handler threw or rejected, or its answer could not be encoded: the client got SERVFAIL. */
+  handlerError?(err: unknown): void;
+  /** A socket-level error (e.g. a failed UDP send); the server keeps running. */
+  socketError?(transport: Transport, err: unknown): void;
+}
+
+type Hook = (...args: never[]) => void;
+
+/** Same hooks, bound to their object, never throwing; missing hooks stay undefined. */
+export function guardObserver(o: ServerObserver | undefined): ServerObserver {
+  const out: Record<string, Hook | undefined> = {};
+  if (o === undefined) return out;
+  for (const name of ['response', 'malformed', 'dropped', 'truncated', 'handlerError', 'socketError'] as const) {
+    const fn = o[name] as ((...args: unknown[]) => void) | undefined;
+    if (typeof fn !== 'function') continue;
+    out[name] = (...args: unknown[]) => {
+      try {
+        fn.apply(o, args);
+      } catch {
+        // An observer bug must not cost a client its answer.
+      }
+    };
+  }
+  return out as ServerObserver;
+}

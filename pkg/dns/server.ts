@@ -1,0 +1,418 @@
+// DnsServer: UDP + TCP on one port, a handler for cache misses, and pre-encoded answers for
+// everything the handler marks cacheable. The per-packet path (header checks, question walk,
+// cache hit, patch, send) allocates only the key string and the reply buffer.
+
+import { performance } from 'node:perf_hooks';
+import { HEADER_SIZE, Rcode, UDP_MAX_SIZE, UDP_MIN_SIZE } from './constants.ts';
+import { encodeMessage } from './encode.ts';
+import { DnsParseError, parseErrorReason } from './errors.ts';
+import { B2_QR, OFF_ANCOUNT, OFF_ARCOUNT, OFF_NSCOUNT, OFF_QDCOUNT, u16 } from './header.ts';
+import type { Message, Question } from './message.ts';
+import { canonicalName } from './names.ts';
+import { parseMessage } from './parse.ts';
+import { QUESTION_KEY_MAX, readOpt, readQuestion, readStatusReason } from './question.ts';
+import type { OptView } from './question.ts';
+import type { Responder, Transport } from './responder.ts';
+import { errorReply, render, renderState, sameQuestionName, templateFromEncoded, templateFromWire } from './template.ts';
+import type { Template } from './template.ts';
+import { AnswerCache } from './answer-cache.ts';
+import { guardObserver } from './observer.ts';
+import type { ServerObserver } from './observer.ts';
+import { TcpListener } from './tcp.ts';
+import { UdpListener } from './udp.ts';
+
+export type { Transport } from './responder.ts';
+export type { ServerObserver } from './observer.ts';
+
+/** Handed to the handler on a cache miss. */
+export interface Query {
+  /** The parsed request. */
+  message: Message;
+  /** message.questions[0], name exactly as asked. */
+  question: Question;
+  /** canonicalName(question.name). */
+  qname: string;
+  transport: Transport;
+  remoteAddress: string;
+  remotePort: number;
+}
+
+export interface Answer {
+  /**
+   * The response. The server sets id, qr, opcode, rd, cd, the question (echoed from the
+   * request) and the OPT record, and truncates; aa, ra, rcode and the sections are the handler's.
+   */
+  message?: Message;
+  /** Or a complete response already encoded (e.g. relayed); its ID and question case are patched. */
+  wire?: Uint8Array;
+  /** Keep the encoded bytes for this question until invalidate(). Default false. */
+  cacheable?: boolean;
+}
+
+/** null = drop the query silently. */
+export type Handler = (q: Query) => Answer | null | Promise<Answer | null>;
+
+export interface DnsServerOptions {
+  handler: Handler;
+  /** '127.0.0.1', '0.0.0.0', '::' ... */
+  address: string;
+  /** 0 = one free port, the same number for UDP and TCP. */
+  port: number;
+  observer?: ServerObserver;
+  /** Pre-encoded answers kept (LRU). Default 100_000; 0 disables the cache. */
+  answerCacheSize?: number;
+  tcpIdleTimeoutMs?: number;
+  maxTcpConnections?: number;
+  maxTcpPipelined?: number;
+  /** SO_RCVBUF to ask for (bounded by net.core.rmem_max); failure is ignored. Default 4 MiB. */
+  udpRecvBufferSize?: number;
+}
+
+export interface ServerStats {
+  queries: number;
+  cacheHits: number;
+  cacheMisses: number;
+  malformed: number;
+  dropped: number;
+  truncated: number;
+  /** Open now. */
+  tcpConnections: number;
+}
+
+const TCP_MAX_SIZE = 65535;
+/** Tries to find a port free for both UDP and TCP when asked for port 0. */
+const PORT_ATTEMPTS = 20;
+
+export class DnsServer {
+  readonly stats: ServerStats = {
+    queries: 0,
+    cacheHits: 0,
+    cacheMisses: 0,
+    malformed: 0,
+    dropped: 0,
+    truncated: 0,
+    tcpConnections: 0,
+  };
+  private readonly handler: Handler;
+  private readonly observer: ServerObserver;
+  private readonly cache: AnswerCache;
+  private readonly opts: Required<Omit<DnsServerOptions, 'observer' | 'handler'>>;
+  private udp: UdpListener | null = null;
+  private tcp: TcpListener | null = null;
+  private closing = false;
+  /** Queries waiting on an asynchronous handler. */
+  private inflight = 0;
+  private drained: (() => void) | null = null;
+  // Reused by every packet; only read synchronously.
+  private readonly keyBuf = Buffer.allocUnsafe(QUESTION_KEY_MAX);
+  private readonly optView: OptView = { udpSize: 0, extendedRcode: 0, version: 0, do: false };
+
+  constructor(options: DnsServerOptions) {
+    this.handler = options.handler;
+    this.observer = guardObserver(options.observer);
+    this.opts = {
+      address: options.address,
+      port: options.port,
+      answerCacheSize: options.answerCacheSize ?? 100_000,
+      tcpIdleTimeoutMs: options.tcpIdleTimeoutMs ?? 10_000,
+      maxTcpConnections: options.maxTcpConnections ?? 1_000,
+      maxTcpPipelined: options.maxTcpPipelined ?? 100,
+      udpRecvBufferSize: options.udpRecvBufferSize ?? 4 * 1024 * 1024,
+    };
+    this.cache = new AnswerCache(this.opts.answerCacheSize);
+  }
+
+  async listen(): Promise<{ address: string; port: number }> {
+    const { address, port } = this.opts;
+    for (let attempt = 1; ; attempt++) {
+      const udp = this.makeUdp();
+      const tcp = this.makeTcp();
+      const udpPort = await udp.bind(address, port);
+      try {
+        const tcpPort = await tcp.listen(address, udpPort);
+        this.udp = udp;
+        this.tcp = tcp;
+        return { address, port: tcpPort };
+      } catch (err) {
+        await udp.close();
+        // Port 0 picked a UDP port whose TCP twin is taken: pick again.
+        if (port !== 0 || attempt >= PORT_ATTEMPTS || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+      }
+    }
+  }
+
+  /** Forgets every pre-encoded answer (the records changed). */
+  invalidate(): void {
+    this.cache.clear();
+  }
+
+  /** Stops taking queries, lets those in flight finish (up to drainMs), then closes the sockets. */
+  async close(drainMs = 5000): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    const stopTcp = this.tcp?.stopAccepting();
+    if (this.inflight > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        this.drained = resolve;
+        timer = setTimeout(resolve, drainMs);
+      });
+      clearTimeout(timer);
+      this.drained = null;
+    }
+    this.tcp?.destroyAll();
+    await Promise.all([stopTcp, this.udp?.close()]);
+  }
+
+  private makeUdp(): UdpListener {
+    return new UdpListener(this.opts.address, {
+      onQuery: (msg, address, port, via) => this.safeQuery(msg, address, port, via),
+      onError: (err) => this.observer.socketError?.('udp', err),
+      recvBufferSize: this.opts.udpRecvBufferSize,
+    });
+  }
+
+  private makeTcp(): TcpListener {
+    return new TcpListener({
+      onQuery: (msg, address, port, via) => this.safeQuery(msg, address, port, via),
+      onBadFrame: () => this.malformed('tcp-frame-length'),
+      onDropped: (reason) => this.drop(reason),
+      onOpenChange: (open) => {
+        this.stats.tcpConnections = open;
+      },
+      idleTimeoutMs: this.opts.tcpIdleTimeoutMs,
+      maxConnections: this.opts.maxTcpConnections,
+      maxPipelined: this.opts.maxTcpPipelined,
+    });
+  }
+
+  // Nothing a client sends may throw out of a socket callback.
+  private safeQuery(req: Buffer, address: string, port: number, via: Responder): void {
+    try {
+      this.query(req, address, port, via);
+    } catch (err) {
+      this.observer.handlerError?.(err);
+      via.skip();
+    }
+  }
+
+  private malformed(reason: string): void {
+    this.stats.malformed++;
+    this.observer.malformed?.(reason);
+  }
+
+  private drop(reason: string): void {
+    this.stats.dropped++;
+    this.observer.dropped?.(reason);
+  }
+
+  /** The query path: checks, then the cache, then the handler. Calls via.send or via.skip once. */
+  private query(req: Buffer, address: string, port: number, via: Responder): void {
+    this.stats.queries++;
+    const started = this.observer.response !== undefined ? performance.now() : 0;
+    if (this.closing && via.transport === 'udp') {
+      this.drop('closing');
+      return via.skip();
+    }
+    if (req.length < HEADER_SIZE) {
+      this.malformed('short');
+      return via.skip();
+    }
+    if (req[2] & B2_QR) {
+      this.drop('response-packet');
+      return via.skip();
+    }
+    const qd = u16(req, OFF_QDCOUNT);
+    const opcode = (req[2] >>> 3) & 0xf;
+    if (opcode !== 0) {
+      const qEnd = qd === 1 ? readQuestion(req, HEADER_SIZE) : -1;
+      return this.fail(req, Rcode.NOTIMP, qEnd, null, address, port, via, started);
+    }
+    const ar = u16(req, OFF_ARCOUNT);
+    if (qd !== 1 || u16(req, OFF_ANCOUNT) !== 0 || u16(req, OFF_NSCOUNT) !== 0 || ar > 1) {
+      this.malformed(qd !== 1 ? 'qdcount' : 'counts');
+      return this.fail(req, Rcode.FORMERR, -1, null, address, port, via, started);
+    }
+    const key = this.keyBuf;
+    const qEnd = readQuestion(req, HEADER_SIZE, key);
+    if (qEnd < 0) {
+      this.malformed(readStatusReason(qEnd));
+      return this.fail(req, Rcode.FORMERR, -1, null, address, port, via, started);
+    }
+    const nameEnd = qEnd - 4;
+    let optDo: boolean | null = null;
+    let limit = via.transport === 'tcp' ? TCP_MAX_SIZE : UDP_MIN_SIZE;
+    if (ar === 1) {
+      const opt = this.optView;
+      const end = readOpt(req, qEnd, opt);
+      if (end < 0) {
+        this.malformed(readStatusReason(end));
+        return this.fail(req, Rcode.FORMERR, qEnd, null, address, port, via, started);
+      }
+      if (opt.version > 0) return this.fail(req, Rcode.BADVERS, qEnd, opt.do, address, port, via, started);
+      optDo = opt.do;
+      if (via.transport === 'udp') limit = Math.max(UDP_MIN_SIZE, Math.min(opt.udpSize, UDP_MAX_SIZE));
+    }
+    const cacheKey = key.toString('latin1', 0, qEnd - HEADER_SIZE);
+    const hit = this.cache.get(cacheKey);
+    if (hit !== undefined) {
+      this.stats.cacheHits++;
+      return this.reply(hit, req, nameEnd, optDo, limit, address, port, via, started, true);
+    }
+    this.stats.cacheMisses++;
+    this.miss(req, qEnd, cacheKey, optDo, limit, address, port, via, started);
+  }
+
+  private miss(
+    req: Buffer,
+    qEnd: number,
+    cacheKey: string,
+    optDo: boolean | null,
+    limit: number,
+    address: string,
+    port: number,
+    via: Responder,
+    started: number,
+  ): void {
+    let message: Message;
+    try {
+      message = parseMessage(req);
+    } catch (err) {
+      this.malformed(err instanceof DnsParseError ? parseErrorReason(err.code) : 'parse');
+      return this.fail(req, Rcode.FORMERR, qEnd, null, address, port, via, started);
+    }
+    const question = message.questions[0];
+    const q: Query = {
+      message,
+      question,
+      qname: canonicalName(question.name),
+      transport: via.transport,
+      remoteAddress: address,
+      remotePort: port,
+    };
+    const generation = this.cache.generation;
+    const finish = (answer: Answer | null): void => {
+      if (answer === null) {
+        this.drop('handler');
+        return via.skip();
+      }
+      let t: Template;
+      try {
+        t = this.template(answer, question, req, qEnd, optDo !== null);
+      } catch (err) {
+        return this.handlerFailed(err, req, qEnd, optDo, address, port, via, started);
+      }
+      if (answer.cacheable === true) this.cache.set(cacheKey, t, generation);
+      this.reply(t, req, qEnd - 4, optDo, limit, address, port, via, started, false);
+    };
+    let result: Answer | null | Promise<Answer | null>;
+    try {
+      result = this.handler(q);
+    } catch (err) {
+      return this.handlerFailed(err, req, qEnd, optDo, address, port, via, started);
+    }
+    if (!isPromise(result)) return finish(result);
+    this.inflight++;
+    result
+      .then(finish, (err: unknown) => this.handlerFailed(err, req, qEnd, optDo, address, port, via, started))
+      .catch((err: unknown) => {
+        // finish() itself failed (an observer threw): still owe the transport an answer.
+        this.observer.handlerError?.(err);
+        via.skip();
+      })
+      .finally(() => {
+        this.inflight--;
+        if (this.inflight === 0) this.drained?.();
+      });
+  }
+
+  // Turns the handler's answer into a template for this question.
+  private template(answer: Answer, question: Question, req: Buffer, qEnd: number, reqHasOpt: boolean): Template {
+    if (answer.wire !== undefined) {
+      const t = templateFromWire(answer.wire);
+      if (!sameQuestionName(t, req, qEnd - 4)) t.nameEnd = 0;
+      return t;
+    }
+    const m = answer.message;
+    if (m === undefined) throw new Error('handler answer has neither message nor wire');
+    let rcode = m.rcode;
+    // Extended rcodes live in the OPT; without one from the asker there is no way to say them.
+    if (rcode > 15 && !reqHasOpt) rcode = Rcode.SERVFAIL;
+    const enc = encodeMessage(
+      {
+        ...m,
+        id: 0,
+        qr: true,
+        opcode: 0,
+        rd: false,
+        cd: false,
+        rcode: rcode & 0xf,
+        // Stored lowercased: each reply gets the asker's case copied over it.
+        questions: [{ name: canonicalName(question.name), type: question.type, class: question.class }],
+        edns: null,
+      },
+      TCP_MAX_SIZE,
+    );
+    return templateFromEncoded(enc, qEnd, rcode);
+  }
+
+  private handlerFailed(
+    err: unknown,
+    req: Buffer,
+    qEnd: number,
+    optDo: boolean | null,
+    address: string,
+    port: number,
+    via: Responder,
+    started: number,
+  ): void {
+    this.observer.handlerError?.(err);
+    this.fail(req, Rcode.SERVFAIL, qEnd, optDo, address, port, via, started);
+  }
+
+  private reply(
+    t: Template,
+    req: Buffer,
+    nameEnd: number,
+    optDo: boolean | null,
+    limit: number,
+    address: string,
+    port: number,
+    via: Responder,
+    started: number,
+    fromCache: boolean,
+  ): void {
+    const out = render(t, req, nameEnd, optDo, limit, via.headroom);
+    if (renderState.truncated) {
+      this.stats.truncated++;
+      this.observer.truncated?.();
+    }
+    via.send(out, port, address);
+    this.observed(req, nameEnd, t.rcode, via, started, fromCache);
+  }
+
+  /** An error reply straight from the request bytes; qEnd < 0 means no question to echo. */
+  private fail(
+    req: Buffer,
+    rcode: number,
+    qEnd: number,
+    optDo: boolean | null,
+    address: string,
+    port: number,
+    via: Responder,
+    started: number,
+  ): void {
+    via.send(errorReply(req, rcode, qEnd, optDo, via.headroom), port, address);
+    this.observed(req, qEnd - 4, rcode, via, started, false);
+  }
+
+  private observed(req: Buffer, nameEnd: number, rcode: number, via: Responder, started: number, fromCache: boolean): void {
+    if (this.observer.response === undefined) return;
+    const qtype = nameEnd > HEADER_SIZE ? u16(req, nameEnd) : 0;
+    this.observer.response(qtype, rcode, via.transport, (performance.now() - started) / 1000, fromCache);
+  }
+}
+
+function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
+  return typeof (v as Promise<T> | null)?.then === 'function';
+}

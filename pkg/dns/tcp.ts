@@ -1,0 +1,181 @@
+// The TCP side (RFC 7766): 2-byte length-prefixed messages, several in flight per connection
+// (answered in completion order; IDs pair them up), an idle timeout, a connection cap, and
+// backpressure: reading stops while the write buffer is full or too many queries are pending.
+
+import net from 'node:net';
+import type { Responder } from './responder.ts';
+
+export interface TcpOptions {
+  onQuery(msg: Buffer, address: string, port: number, via: Responder): void;
+  /** A frame that cannot be a DNS message (length 0): the connection closes after it. */
+  onBadFrame(): void;
+  onDropped(reason: string): void;
+  onOpenChange(open: number): void;
+  idleTimeoutMs: number;
+  maxConnections: number;
+  maxPipelined: number;
+}
+
+export class TcpListener {
+  private readonly server: net.Server;
+  private readonly opts: TcpOptions;
+  readonly connections = new Set<TcpConnection>();
+  private closing = false;
+
+  constructor(opts: TcpOptions) {
+    this.opts = opts;
+    this.server = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => this.accept(socket));
+    // Accept errors (EMFILE...) must not take the process down; the listener keeps going.
+    this.server.on('error', () => {});
+  }
+
+  listen(address: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: Error): void => reject(err);
+      this.server.once('error', onError);
+      this.server.listen({ host: address, port, exclusive: true }, () => {
+        this.server.off('error', onError);
+        resolve((this.server.address() as net.AddressInfo).port);
+      });
+    });
+  }
+
+  private accept(socket: net.Socket): void {
+    if (this.closing || this.connections.size >= this.opts.maxConnections) {
+      socket.on('error', () => {});
+      socket.destroy();
+      this.opts.onDropped('tcp-cap');
+      return;
+    }
+    const conn = new TcpConnection(socket, this.opts, () => {
+      this.connections.delete(conn);
+      this.opts.onOpenChange(this.connections.size);
+    });
+    this.connections.add(conn);
+    this.opts.onOpenChange(this.connections.size);
+  }
+
+  /** Stops accepting; open connections stop reading and close once their answers are out. */
+  stopAccepting(): Promise<void> {
+    this.closing = true;
+    for (const c of this.connections) c.stop();
+    return new Promise((resolve) => {
+      if (!this.server.listening) resolve();
+      else this.server.close(() => resolve());
+    });
+  }
+
+  destroyAll(): void {
+    for (const c of this.connections) c.destroy();
+  }
+}
+
+export class TcpConnection implements Responder {
+  readonly transport = 'tcp';
+  readonly headroom = 2;
+  private readonly socket: net.Socket;
+  private readonly opts: TcpOptions;
+  private readonly onClose: () => void;
+  private pending: Buffer | null = null;
+  private inflight = 0;
+  /** The peer half-closed: answer what is buffered, then end. */
+  private peerEnded = false;
+  /** Take no more frames (bad frame, server closing); end once nothing is owed. */
+  private stopped = false;
+  private writeBlocked = false;
+  private closed = false;
+  private readonly address: string;
+  private readonly port: number;
+
+  constructor(socket: net.Socket, opts: TcpOptions, onClose: () => void) {
+    this.socket = socket;
+    this.opts = opts;
+    this.onClose = onClose;
+    this.address = socket.remoteAddress ?? '';
+    this.port = socket.remotePort ?? 0;
+    socket.setTimeout(opts.idleTimeoutMs);
+    socket.on('timeout', () => {
+      // Idle means no traffic and nothing owed; a slow handler keeps the connection.
+      if (this.inflight > 0) socket.setTimeout(opts.idleTimeoutMs);
+      else socket.destroy();
+    });
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('end', () => {
+      this.peerEnded = true;
+      this.pump();
+    });
+    socket.on('drain', () => {
+      this.writeBlocked = false;
+      this.pump();
+    });
+    socket.on('error', () => {}); // resets and timeouts end in 'close'
+    socket.on('close', () => {
+      this.closed = true;
+      this.onClose();
+    });
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.stopped) return;
+    this.pending = this.pending === null ? chunk : Buffer.concat([this.pending, chunk]);
+    this.pump();
+  }
+
+  // Takes complete frames off the buffer while there is room to answer them, then decides
+  // whether to read on, pause, or end the connection.
+  private pump(): void {
+    if (this.closed) return;
+    while (!this.stopped && this.pending !== null && !this.writeBlocked && this.inflight < this.opts.maxPipelined) {
+      const buf = this.pending;
+      if (buf.length < 2) break;
+      const len = (buf[0] << 8) | buf[1];
+      if (len === 0) {
+        this.opts.onBadFrame();
+        this.stop();
+        return;
+      }
+      if (buf.length < 2 + len) break;
+      const frame = buf.subarray(2, 2 + len);
+      this.pending = buf.length === 2 + len ? null : buf.subarray(2 + len);
+      this.inflight++;
+      this.opts.onQuery(frame, this.address, this.port, this);
+      if (this.closed) return;
+    }
+    if (this.stopped || this.peerEnded) {
+      if (this.inflight === 0 && (this.stopped || !this.hasFrame())) this.socket.end();
+      return;
+    }
+    const stalled = this.writeBlocked || this.inflight >= this.opts.maxPipelined;
+    if (stalled) this.socket.pause();
+    else if (this.socket.isPaused()) this.socket.resume();
+  }
+
+  private hasFrame(): boolean {
+    const buf = this.pending;
+    return buf !== null && buf.length >= 2 && buf.length >= 2 + ((buf[0] << 8) | buf[1]);
+  }
+
+  send(out: Buffer): void {
+    this.inflight--;
+    if (this.closed) return;
+    if (!this.socket.write(out)) this.writeBlocked = true;
+    this.pump();
+  }
+
+  skip(): void {
+    this.inflight--;
+    this.pump();
+  }
+
+  /** Takes no more frames; ends the connection once every accepted query is answered. */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.pending = null;
+    this.pump();
+  }
+
+  destroy(): void {
+    this.socket.destroy();
+  }
+}
