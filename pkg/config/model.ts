@@ -1,0 +1,14 @@
+// The kube-dns ConfigMap as a value (kubernetes/dns pkg/dns/config Config).
+
+export interface KubeDnsConfig {
+  /** Domain (lowercase, no trailing dot) → its servers as written: "1.2.3.4", "1.2.3.4:5353", "[fd00::1]:53", "ns.corp". */
+  stubDomains: Map<string, string[]>;
+  /** At most 3, each "ip", "ip:port" or "[ipv6]:port". Empty: use /etc/resolv.conf. */
+  upstreamNameservers: string[];
+  /** Federation name (lowercase) → its domain (lowercase, no trailing dot). */
+  federations: Map<string, string>;
+}
+
+export function emptyConfig(): KubeDnsConfig {
+  return { stubDomains: new Map(), upstreamNameservers: [], federations: new Map() };
+}
