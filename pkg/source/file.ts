@@ -25,6 +25,14 @@ export interface FileSourceStats {
   objects: number;
 }
 
+export class FileSourceStartedError extends Error {
+  readonly code = 'SOURCE_ERR_STARTED';
+  constructor(path: string) {
+    super(`cluster file source for ${path} was already started`);
+    this.name = 'FileSourceStartedError';
+  }
+}
+
 export class FileSource implements Source {
   readonly path: string;
   readonly stats: FileSourceStats = { loads: 0, rejectedLoads: 0, objects: 0 };
@@ -47,7 +55,7 @@ export class FileSource implements Source {
 
   /** Loads the file once (if it is there and good, the sink is synced before this resolves), then watches it. */
   async start(sink: SourceSink): Promise<void> {
-    if (this.sink) throw new Error('FileSource started twice');
+    if (this.sink) throw new FileSourceStartedError(this.path);
     this.sink = sink;
     this.watch = new FileWatch(this.path, {
       pollIntervalMs: this.pollIntervalMs,

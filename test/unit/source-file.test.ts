@@ -71,6 +71,7 @@ t.test('initial load, then edits in place: add, update, delete', async (t) => {
   const source = await startSource(t, file, sink);
 
   t.equal(source.describe(), `cluster file ${file}`);
+  await t.rejects(source.start(sink), { code: 'SOURCE_ERR_STARTED' }, 'a second start is refused');
   t.equal(sink.syncedCalls, 1, 'synced once the first load is in');
   t.same(sink.summary(), [['add Service default/a', 'add Service default/b', 'add Service default/c']]);
   t.same(source.stats, { loads: 1, rejectedLoads: 0, objects: 3 });
