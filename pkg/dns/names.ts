@@ -48,7 +48,7 @@ export function readName(buf: Buffer, cur: Cursor, limit: number): string {
   let wire = 1;
   let name = '';
   for (;;) {
-    if (p >= bound) throw new DnsParseError('DNS_ERR_SHORT', 'name runs past the end', p);
+    if (p >= bound) throw overrun(buf, bound, p);
     const len = buf[p];
     if (len === 0) {
       if (end < 0) end = p + 1;
@@ -56,7 +56,7 @@ export function readName(buf: Buffer, cur: Cursor, limit: number): string {
     }
     const kind = len & 0xc0;
     if (kind === 0xc0) {
-      if (p + 1 >= bound) throw new DnsParseError('DNS_ERR_SHORT', 'pointer runs past the end', p);
+      if (p + 1 >= bound) throw overrun(buf, bound, p);
       const target = ((len & 0x3f) << 8) | buf[p + 1];
       if (end < 0) {
         end = p + 2;
@@ -74,12 +74,19 @@ export function readName(buf: Buffer, cur: Cursor, limit: number): string {
     if (wire > MAX_NAME_LENGTH) throw new DnsParseError('DNS_ERR_NAME_TOO_LONG', 'name over 255 bytes', p);
     const start = p + 1;
     p = start + len;
-    if (p > bound) throw new DnsParseError('DNS_ERR_SHORT', 'label runs past the end', start);
+    if (p > bound) throw overrun(buf, bound, start);
     const text = labelNeedsEscape(buf, start, p) ? escapedLabel(buf, start, p) : buf.toString('latin1', start, p);
     name = name === '' ? text : name + '.' + text;
   }
   cur.pos = end;
   return name;
+}
+
+// Past the end of the message: short; past the end of the RDATA holding the name: bad RDATA.
+function overrun(buf: Buffer, bound: number, at: number): DnsParseError {
+  return bound < buf.length
+    ? new DnsParseError('DNS_ERR_RDATA', 'name runs past the end of its RDATA', at)
+    : new DnsParseError('DNS_ERR_SHORT', 'name runs past the end of the message', at);
 }
 
 /** Lowercase (ASCII only, as DNS compares names) and drop one trailing dot. */
