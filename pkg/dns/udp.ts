@@ -15,6 +15,15 @@ export class UdpListener implements Responder {
   private readonly socket: dgram.Socket;
   private readonly opts: UdpOptions;
   private closed = false;
+  /** Sends handed to the socket and not completed yet: close() waits for them. */
+  private sending = 0;
+  private idle: (() => void) | null = null;
+  // One shared callback for every send (no closure per packet).
+  private readonly sent = (err: Error | null): void => {
+    this.sending--;
+    if (err) this.opts.onError(err);
+    if (this.sending === 0) this.idle?.();
+  };
 
   constructor(address: string, opts: UdpOptions) {
     this.opts = opts;
@@ -41,15 +50,19 @@ export class UdpListener implements Responder {
   }
 
   send(out: Buffer, port: number, address: string): void {
-    if (!this.closed) this.socket.send(out, port, address);
+    if (this.closed) return;
+    this.sending++;
+    this.socket.send(out, port, address, this.sent);
   }
 
   skip(): void {}
 
-  close(): Promise<void> {
-    if (this.closed) return Promise.resolve();
+  /** Closes once the replies already handed to the socket are out. */
+  async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
-    return new Promise((resolve) => {
+    if (this.sending > 0) await new Promise<void>((resolve) => (this.idle = resolve));
+    await new Promise<void>((resolve) => {
       try {
         this.socket.close(() => resolve());
       } catch {
