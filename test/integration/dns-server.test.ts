@@ -1,0 +1,267 @@
+import t from 'tap';
+import { Class, Rcode, Type } from '../../pkg/dns/constants.ts';
+import { encodeMessage, parseMessage } from '../../pkg/dns/codec.ts';
+import { emptyMessage } from '../../pkg/dns/message.ts';
+import type { Message, ResourceRecord } from '../../pkg/dns/message.ts';
+import type { Answer, Query } from '../../pkg/dns/server.ts';
+import { dig, digReply, eventually, frame, query, startServer, tcpClient, udpClient } from './dns-helpers.ts';
+
+function a(name: string, address: string): ResourceRecord {
+  return { name, type: Type.A, class: Class.IN, ttl: 30, data: { address } };
+}
+function reply(q: Query, fill: (m: Message) => void, cacheable = true): Answer {
+  const m = emptyMessage();
+  m.aa = true;
+  fill(m);
+  return { message: m, cacheable };
+}
+
+/** A small zone, and hooks the tests use to hold or change answers. */
+function zone() {
+  let version = 1;
+  const held: Array<() => void> = [];
+  const handler = (q: Query): Answer | null | Promise<Answer | null> => {
+    switch (q.qname) {
+      case 'kubernetes.default.svc.cluster.local':
+        return reply(q, (m) => m.answers.push(a(q.qname, '10.96.0.1')));
+      case 'big.test':
+        return reply(q, (m) => {
+          for (let i = 0; i < 60; i++) m.answers.push(a(q.qname, `10.1.0.${i}`));
+        });
+      case 'glue.test':
+        return reply(q, (m) => {
+          m.answers.push(a(q.qname, '10.2.0.1'));
+          for (let i = 0; i < 30; i++) m.additionals.push(a(`host${i}.glue.test`, `10.2.1.${i}`));
+        });
+      case 'version.test':
+        return reply(q, (m) => m.answers.push(a(q.qname, `10.3.0.${version}`)));
+      case 'wire.test': {
+        const m = emptyMessage(0x4444);
+        m.qr = true;
+        m.ra = true;
+        m.questions.push({ name: 'wire.test', type: q.question.type, class: Class.IN });
+        m.answers.push(a('wire.test', '10.4.0.1'));
+        return { wire: encodeMessage(m).bytes, cacheable: true };
+      }
+      case 'throw.test':
+        throw new Error('handler bug');
+      case 'reject.test':
+        return Promise.reject(new Error('upstream down'));
+      case 'null.test':
+        return null;
+      case 'held.test':
+        return new Promise((resolve) => held.push(() => resolve(reply(q, (m) => m.answers.push(a(q.qname, '10.5.0.1')), false))));
+      case 'badvers.test':
+        return reply(q, (m) => (m.rcode = Rcode.BADVERS), false);
+      default:
+        return reply(q, (m) => (m.rcode = Rcode.NXDOMAIN), false);
+    }
+  };
+  return {
+    handler,
+    bump: () => version++,
+    release: () => held.splice(0).forEach((f) => f()),
+    heldCount: () => held.length,
+  };
+}
+
+t.test('UDP: the asker\'s 0x20 case is echoed, from the handler and from the answer cache', async (t) => {
+  const { server, port } = await startServer(t, { handler: zone().handler });
+  const name = 'KuBeRnEtEs.DeFaUlT.svc.cluster.local';
+  const first = digReply(await dig(port, name));
+  t.equal(first.status, 'NOERROR');
+  t.match(first.answer, [new RegExp(`^${name.replace(/\./g, '\\.')}\\.\\s+30\\s+IN\\s+A\\s+10\\.96\\.0\\.1$`)]);
+  const other = 'kUbErNeTeS.dEfAuLt.SVC.cluster.local';
+  const again = await dig(port, other);
+  t.match(again, `;${other}.`, 'question echoed');
+  t.match(digReply(again).answer, [new RegExp(`^${other.replace(/\./g, '\\.')}\\.\\s`)]);
+  t.equal(server.stats.cacheMisses, 1);
+  t.equal(server.stats.cacheHits, 1);
+  t.equal(server.stats.queries, 2);
+});
+
+t.test('TCP answers from the same cache, case echoed too', async (t) => {
+  const { server, port } = await startServer(t, { handler: zone().handler });
+  await dig(port, 'kubernetes.default.svc.cluster.local');
+  const out = await dig(port, '+tcp', 'KUBERNETES.default.svc.cluster.local');
+  t.match(out, '(TCP)');
+  t.match(digReply(out).answer, [/^KUBERNETES\.default\.svc\.cluster\.local\.\s+30\s+IN\s+A\s+10\.96\.0\.1$/]);
+  t.equal(server.stats.cacheHits, 1);
+});
+
+t.test('EDNS: OPT echoed with our size and the DO bit; none without EDNS', async (t) => {
+  const { port } = await startServer(t, { handler: zone().handler });
+  t.equal(digReply(await dig(port, '+bufsize=1232', 'kubernetes.default.svc.cluster.local')).edns, 'version: 0, flags:; udp: 4096');
+  t.equal(digReply(await dig(port, '+dnssec', 'kubernetes.default.svc.cluster.local')).edns, 'version: 0, flags: do; udp: 4096');
+  t.equal(digReply(await dig(port, '+noedns', 'kubernetes.default.svc.cluster.local')).edns, null);
+  const badvers = digReply(await dig(port, '+edns=1', '+noednsnegotiation', 'kubernetes.default.svc.cluster.local'));
+  t.equal(badvers.status, 'BADVERS');
+  t.match(badvers.edns, /^version: 0/);
+});
+
+t.test('a big answer: TC over UDP without EDNS, dig retries over TCP and gets all 60', async (t) => {
+  const { server, port } = await startServer(t, { handler: zone().handler });
+  const tc = digReply(await dig(port, '+noedns', '+ignore', 'big.test'));
+  t.ok(tc.flags.includes('tc'));
+  t.same(tc.answer, []);
+  t.equal(server.stats.truncated, 1);
+  const retried = await dig(port, '+noedns', 'big.test');
+  t.match(retried, 'Truncated, retrying in TCP mode');
+  t.equal(digReply(retried).answer.length, 60);
+  // A 4096-byte EDNS buffer takes the whole answer over UDP (60 x 16 bytes + header, question, OPT).
+  const edns = await dig(port, '+bufsize=4096', 'big.test');
+  t.notMatch(edns, 'Truncated');
+  t.equal(digReply(edns).answer.length, 60);
+  t.equal(server.stats.cacheMisses, 1, 'one encoding served all the sizes');
+});
+
+t.test('too much glue: the additional section is cut, no TC', async (t) => {
+  const { server, port } = await startServer(t, { handler: zone().handler });
+  const small = digReply(await dig(port, '+noedns', 'glue.test'));
+  t.equal(small.status, 'NOERROR');
+  t.notOk(small.flags.includes('tc'));
+  t.equal(small.answer.length, 1);
+  t.same(small.additional, []);
+  const large = digReply(await dig(port, '+bufsize=1232', 'glue.test'));
+  t.equal(large.additional.filter((l) => !l.startsWith(';')).length, 30);
+  t.equal(server.stats.truncated, 0);
+});
+
+t.test('errors: NOTIMP, FORMERR, SERVFAIL from a throwing or rejecting handler', async (t) => {
+  const errors: unknown[] = [];
+  const { server, port } = await startServer(t, { handler: zone().handler, observer: { handlerError: (e) => errors.push(e) } });
+  t.equal(digReply(await dig(port, 'throw.test')).status, 'SERVFAIL');
+  t.equal(digReply(await dig(port, '+tcp', 'reject.test')).status, 'SERVFAIL');
+  t.same(errors.map((e) => (e as Error).message), ['handler bug', 'upstream down']);
+  t.equal(digReply(await dig(port, '+noedns', 'badvers.test')).status, 'SERVFAIL', 'an extended rcode needs the asker\'s OPT');
+
+  const client = await udpClient(t);
+  client.send(query('status.test', Type.A, 1, (m) => (m.opcode = 2)), port);
+  t.match(parseMessage(await client.next()), { id: 1, qr: true, rcode: Rcode.NOTIMP, opcode: 2, questions: [{ name: 'status.test' }] });
+  client.send(query('two.test', Type.A, 2, (m) => m.questions.push({ name: 'x', type: 1, class: 1 })), port);
+  t.match(parseMessage(await client.next()), { id: 2, rcode: Rcode.FORMERR, questions: [] });
+  client.send(query('ans.test', Type.A, 3, (m) => m.answers.push(a('ans.test', '1.1.1.1'))), port);
+  t.match(parseMessage(await client.next()), { id: 3, rcode: Rcode.FORMERR });
+  t.equal(server.stats.malformed, 2);
+});
+
+t.test('a null answer is dropped silently (the next query still answers)', async (t) => {
+  const dropped: string[] = [];
+  const { server, port } = await startServer(t, { handler: zone().handler, observer: { dropped: (r) => dropped.push(r) } });
+  const client = await udpClient(t);
+  client.send(query('null.test', Type.A, 10), port);
+  client.send(query('kubernetes.default.svc.cluster.local', Type.A, 11), port);
+  t.equal(parseMessage(await client.next()).id, 11);
+  t.same(dropped, ['handler']);
+  // A response packet (QR=1) is dropped too.
+  client.send(query('x.test', Type.A, 12, (m) => (m.qr = true)), port);
+  client.send(query('kubernetes.default.svc.cluster.local', Type.A, 13), port);
+  t.equal(parseMessage(await client.next()).id, 13);
+  t.same(dropped, ['handler', 'response-packet']);
+  t.equal(server.stats.dropped, 2);
+  t.same(client.received, []);
+});
+
+t.test('a relayed wire answer gets the asker\'s ID and case, and is cached', async (t) => {
+  const { server, port } = await startServer(t, { handler: zone().handler });
+  const client = await udpClient(t);
+  for (const [id, name] of [[21, 'WIRE.test'], [22, 'wire.TEST']] as const) {
+    client.send(query(name, Type.A, id), port);
+    const m = parseMessage(await client.next());
+    t.match(m, { id, ra: true, questions: [{ name }], answers: [{ name, data: { address: '10.4.0.1' } }] });
+  }
+  t.equal(server.stats.cacheHits, 1);
+});
+
+t.test('invalidate() forgets pre-encoded answers', async (t) => {
+  const z = zone();
+  const { server, port } = await startServer(t, { handler: z.handler });
+  t.match(digReply(await dig(port, 'version.test')).answer, [/10\.3\.0\.1$/]);
+  z.bump();
+  t.match(digReply(await dig(port, 'version.test')).answer, [/10\.3\.0\.1$/], 'still the stored answer');
+  server.invalidate();
+  t.match(digReply(await dig(port, 'version.test')).answer, [/10\.3\.0\.2$/]);
+});
+
+t.test('TCP: three pipelined queries on one connection, answered as they complete', async (t) => {
+  const z = zone();
+  const { port } = await startServer(t, { handler: z.handler });
+  const c = await tcpClient(t, port);
+  c.socket.write(Buffer.concat([
+    frame(query('held.test', Type.A, 101)),
+    frame(query('kubernetes.default.svc.cluster.local', Type.A, 102)),
+    frame(query('big.test', Type.A, 103)),
+  ]));
+  const early = [parseMessage(await c.next()), parseMessage(await c.next())];
+  t.same(early.map((m) => m.id).sort(), [102, 103], 'the held query does not block the others');
+  t.equal(early.find((m) => m.id === 103)?.answers.length, 60, 'TCP carries the whole big answer');
+  t.equal(z.heldCount(), 1);
+  z.release();
+  t.match(parseMessage(await c.next()), { id: 101, answers: [{ data: { address: '10.5.0.1' } }] });
+});
+
+t.test('TCP: a zero-length frame closes the connection after the answers owed', async (t) => {
+  const malformed: string[] = [];
+  const { port } = await startServer(t, { handler: zone().handler, observer: { malformed: (r) => malformed.push(r) } });
+  const c = await tcpClient(t, port);
+  c.socket.write(Buffer.concat([frame(query('kubernetes.default.svc.cluster.local', Type.A, 7)), Buffer.from([0, 0])]));
+  t.equal(parseMessage(await c.next()).id, 7);
+  await c.closed;
+  t.same(malformed, ['tcp-frame-length']);
+});
+
+t.test('TCP: an idle connection is closed', async (t) => {
+  const { server, port } = await startServer(t, { handler: zone().handler, tcpIdleTimeoutMs: 100 });
+  const c = await tcpClient(t, port);
+  c.socket.write(frame(query('kubernetes.default.svc.cluster.local', Type.A, 1)));
+  await c.next();
+  await c.closed;
+  t.pass('closed by the server after going idle');
+  await eventually(() => server.stats.tcpConnections === 0, 'the server counts the connection closed');
+});
+
+t.test('TCP: over the connection cap a new connection is closed at once and counted', async (t) => {
+  const dropped: string[] = [];
+  const { server, port } = await startServer(t, { handler: zone().handler, maxTcpConnections: 2, observer: { dropped: (r) => dropped.push(r) } });
+  const open = [await tcpClient(t, port), await tcpClient(t, port)];
+  for (const [i, c] of open.entries()) {
+    c.socket.write(frame(query('kubernetes.default.svc.cluster.local', Type.A, i)));
+    await c.next();
+  }
+  t.equal(server.stats.tcpConnections, 2);
+  const third = await tcpClient(t, port);
+  third.socket.write(frame(query('kubernetes.default.svc.cluster.local', Type.A, 3)));
+  await third.closed;
+  t.same(third.messages, []);
+  t.same(dropped, ['tcp-cap']);
+  open[0].socket.destroy();
+  await open[0].closed;
+  // Once the server has seen the close, the freed slot takes a new connection.
+  await eventually(() => server.stats.tcpConnections === 1, 'the server counts the close');
+  t.equal(digReply(await dig(port, '+tcp', 'kubernetes.default.svc.cluster.local')).status, 'NOERROR');
+});
+
+t.test('close() lets a query in flight finish', async (t) => {
+  const z = zone();
+  const { server, port } = await startServer(t, { handler: z.handler });
+  const client = await udpClient(t);
+  client.send(query('held.test', Type.A, 55), port);
+  while (z.heldCount() === 0) await new Promise((r) => setImmediate(r));
+  const closed = server.close(10_000);
+  z.release();
+  t.match(parseMessage(await client.next()), { id: 55, answers: [{ data: { address: '10.5.0.1' } }] });
+  await closed;
+  await t.rejects(dig(port, 'kubernetes.default.svc.cluster.local'), 'nothing answers after close');
+});
+
+t.test('the observer sees every response with its qtype, rcode and transport', async (t) => {
+  const seen: string[] = [];
+  const { port } = await startServer(t, {
+    handler: zone().handler,
+    observer: { response: (qtype, rcode, transport, seconds, fromCache) => seen.push(`${qtype}/${rcode}/${transport}/${fromCache}/${seconds >= 0}`) },
+  });
+  await dig(port, 'kubernetes.default.svc.cluster.local');
+  await dig(port, '+tcp', 'kubernetes.default.svc.cluster.local');
+  await dig(port, 'missing.test', 'AAAA');
+  t.same(seen, ['1/0/udp/false/true', '1/0/tcp/true/true', '28/3/udp/false/true']);
+});
