@@ -13,23 +13,26 @@ export interface Cursor {
 const DOT = 0x2e;
 const BACKSLASH = 0x5c;
 
-function labelNeedsEscape(buf: Uint8Array, start: number, end: number): boolean {
-  for (let i = start; i < end; i++) {
-    const c = buf[i];
-    if (c < 0x21 || c > 0x7e || c === DOT || c === BACKSLASH) return true;
-  }
-  return false;
-}
+// Presentation bytes of the name being read: at most 255 wire bytes, each escaped as up to 4.
+const text = Buffer.allocUnsafe(MAX_NAME_LENGTH * 4);
 
-function escapedLabel(buf: Uint8Array, start: number, end: number): string {
-  let s = '';
+// Appends one label's presentation form at text[at..]; returns the new end.
+function appendLabel(buf: Uint8Array, start: number, end: number, at: number): number {
   for (let i = start; i < end; i++) {
     const c = buf[i];
-    if (c === DOT || c === BACKSLASH) s += '\\' + String.fromCharCode(c);
-    else if (c < 0x21 || c > 0x7e) s += '\\' + String(c).padStart(3, '0');
-    else s += String.fromCharCode(c);
+    if (c > 0x20 && c < 0x7f && c !== DOT && c !== BACKSLASH) {
+      text[at++] = c;
+    } else if (c === DOT || c === BACKSLASH) {
+      text[at++] = BACKSLASH;
+      text[at++] = c;
+    } else {
+      text[at++] = BACKSLASH;
+      text[at++] = 0x30 + ((c / 100) | 0);
+      text[at++] = 0x30 + (((c / 10) | 0) % 10);
+      text[at++] = 0x30 + (c % 10);
+    }
   }
-  return s;
+  return at;
 }
 
 /**
@@ -46,18 +49,18 @@ export function readName(buf: Buffer, cur: Cursor, limit: number): string {
   let bound = limit;
   let end = -1;
   let wire = 1;
-  let name = '';
+  let len = 0; // presentation bytes in `text`
   for (;;) {
     if (p >= bound) throw overrun(buf, bound, p);
-    const len = buf[p];
-    if (len === 0) {
+    const size = buf[p];
+    if (size === 0) {
       if (end < 0) end = p + 1;
       break;
     }
-    const kind = len & 0xc0;
+    const kind = size & 0xc0;
     if (kind === 0xc0) {
       if (p + 1 >= bound) throw overrun(buf, bound, p);
-      const target = ((len & 0x3f) << 8) | buf[p + 1];
+      const target = ((size & 0x3f) << 8) | buf[p + 1];
       if (end < 0) {
         end = p + 2;
         bound = buf.length;
@@ -70,16 +73,16 @@ export function readName(buf: Buffer, cur: Cursor, limit: number): string {
       continue;
     }
     if (kind !== 0) throw new DnsParseError('DNS_ERR_LABEL', `label type 0x${kind.toString(16)}`, p);
-    wire += len + 1;
+    wire += size + 1;
     if (wire > MAX_NAME_LENGTH) throw new DnsParseError('DNS_ERR_NAME_TOO_LONG', 'name over 255 bytes', p);
     const start = p + 1;
-    p = start + len;
+    p = start + size;
     if (p > bound) throw overrun(buf, bound, start);
-    const text = labelNeedsEscape(buf, start, p) ? escapedLabel(buf, start, p) : buf.toString('latin1', start, p);
-    name = name === '' ? text : name + '.' + text;
+    if (len > 0) text[len++] = DOT;
+    len = appendLabel(buf, start, p, len);
   }
   cur.pos = end;
-  return name;
+  return len === 0 ? '' : text.toString('latin1', 0, len);
 }
 
 // Past the end of the message: short; past the end of the RDATA holding the name: bad RDATA.
