@@ -51,6 +51,10 @@ function zone() {
         return null;
       case 'held.test':
         return new Promise((resolve) => held.push(() => resolve(reply(q, (m) => m.answers.push(a(q.qname, '10.5.0.1')), false))));
+      case 'slow-version.test': {
+        const v = version;
+        return new Promise((resolve) => held.push(() => resolve(reply(q, (m) => m.answers.push(a(q.qname, `10.6.0.${v}`))))));
+      }
       case 'badvers.test':
         return reply(q, (m) => (m.rcode = Rcode.BADVERS), false);
       default:
@@ -181,6 +185,23 @@ t.test('invalidate() forgets pre-encoded answers', async (t) => {
   t.match(digReply(await dig(port, 'version.test')).answer, [/10\.3\.0\.1$/], 'still the stored answer');
   server.invalidate();
   t.match(digReply(await dig(port, 'version.test')).answer, [/10\.3\.0\.2$/]);
+});
+
+t.test('an answer computed before invalidate() is sent but not stored', async (t) => {
+  const z = zone();
+  const { server, port } = await startServer(t, { handler: z.handler });
+  const client = await udpClient(t);
+  client.send(query('slow-version.test', Type.A, 1), port);
+  await eventually(() => z.heldCount() === 1, 'the handler holds the query');
+  z.bump();
+  server.invalidate();
+  z.release();
+  t.match(parseMessage(await client.next()), { id: 1, answers: [{ data: { address: '10.6.0.1' } }] });
+  const next = dig(port, 'slow-version.test');
+  await eventually(() => z.heldCount() === 1, 'the second query reached the handler (a miss)');
+  z.release();
+  t.match(digReply(await next).answer, [/10\.6\.0\.2$/]);
+  t.equal(server.stats.cacheHits, 0);
 });
 
 t.test('TCP: three pipelined queries on one connection, answered as they complete', async (t) => {
