@@ -1,0 +1,8 @@
+// The upstream DNS client: the public surface of pkg/forward.
+
+export { Forwarder } from './forwarder.ts';
+export type { ForwarderOptions, ForwarderStats } from './forwarder.ts';
+export { ForwardError } from './errors.ts';
+export type { ForwardErrorCode } from './errors.ts';
+export { resolvConfNameservers, normalizeUpstream, formatUpstream } from './upstream.ts';
+export type { Upstream } from './upstream.ts';
