@@ -43,7 +43,7 @@ export function questionEnd(msg: Uint8Array): number {
     if (len === 0) break;
     if (len > 63) return -1;
     i += len + 1;
-    if (i - HEADER_SIZE > 255) return -1;
+    if (i - HEADER_SIZE >= 255) return -1; // 255 bytes at most, the final zero included
   }
   const end = i + 1 + 4;
   return end <= msg.length ? end : -1;

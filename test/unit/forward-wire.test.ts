@@ -20,6 +20,12 @@ t.test('questionEnd', async (t) => {
   const long: number[] = [];
   for (let i = 0; i < 5; i++) long.push(63, ...Buffer.alloc(63, 0x61));
   t.equal(questionEnd(Buffer.from([...header(), ...long, 0, 0, 1, 0, 1])), -1, 'a name over 255 bytes');
+  // 3 × 64 + 62 + 1 = 255 bytes exactly is the longest name; one byte more is too long
+  const longest = [...long.slice(0, 192), 61, ...Buffer.alloc(61, 0x62), 0];
+  t.equal(longest.length, 255);
+  t.equal(questionEnd(Buffer.from([...header(), ...longest, 0, 1, 0, 1])), 12 + 255 + 4, 'a 255-byte name');
+  const tooLong = [...long.slice(0, 192), 62, ...Buffer.alloc(62, 0x62), 0];
+  t.equal(questionEnd(Buffer.from([...header(), ...tooLong, 0, 1, 0, 1])), -1, 'a 256-byte name');
   t.equal(questionEnd(Buffer.alloc(11)), -1, 'shorter than a header');
 });
 
