@@ -91,6 +91,8 @@ export function templateFromWire(wire: Uint8Array): Template {
     p = skipRecord(wire, p);
     const typeAt = skipName(wire, start);
     if (u16(wire, typeAt) === Type.OPT) {
+      // render() patches the DO bit at a fixed offset, which needs the root owner OPT must have.
+      if (typeAt !== start + 1) throw new DnsParseError('DNS_ERR_OPT', 'OPT owner is not the root', start);
       opt = Buffer.from(wire.subarray(start, p));
       extRcode = wire[typeAt + 4];
       break;
@@ -176,8 +178,12 @@ export function render(
   }
   if (withOpt) {
     const o = h + bodyEnd;
-    if (t.opt !== null) t.opt.copy(out, o);
-    else writeOpt(out, o, t.rcode >>> 4, optDo);
+    if (t.opt !== null) {
+      t.opt.copy(out, o);
+      out[o + 7] = (out[o + 7] & 0x7f) | (optDo ? 0x80 : 0); // the asker's DO, not the upstream's
+    } else {
+      writeOpt(out, o, t.rcode >>> 4, optDo);
+    }
   }
   renderState.truncated = tc;
   return out;

@@ -101,8 +101,16 @@ t.test('a relayed wire answer: its OPT is set aside and used only for EDNS asker
 
   const withOpt = request('gone.example', { edns: EDNS(true) });
   const b = parseMessage(render(tpl, withOpt, readQuestion(withOpt) - 4, true, 1232, 0));
-  t.match(b, { edns: { udpSize: 1400, options: [{ code: 3 }] }, additionals: { length: 1 } });
+  t.match(b, { edns: { udpSize: 1400, do: true, options: [{ code: 3 }] }, additionals: { length: 1 } });
   t.equal(Buffer.from(b.edns!.options[0].data).toString(), 'nsid');
+  const noDo = request('gone.example', { edns: EDNS(false) });
+  t.equal(parseMessage(render(tpl, noDo, readQuestion(noDo) - 4, false, 1232, 0)).edns?.do, false, 'DO is the asker\'s');
+
+  const nonRoot = encodeMessage(up).bytes;
+  const optAt = nonRoot.length - 11 - 8; // OPT: root byte, type, class, TTL, RDLENGTH, 8 bytes of NSID option
+  t.equal(nonRoot.readUInt16BE(optAt + 1), Type.OPT);
+  const broken = Buffer.concat([nonRoot.subarray(0, optAt), Buffer.from([1, 0x61, 0]), nonRoot.subarray(optAt + 1)]);
+  t.throws(() => templateFromWire(broken), { code: 'DNS_ERR_OPT' });
 });
 
 t.test('templateFromWire rejects a reply it cannot walk', async (t) => {
