@@ -13,14 +13,23 @@ const OTHER_SLOT = TRACKED_TYPES.length;
 const RCODES = 24;
 const PROTOS = ['udp', 'tcp'] as const;
 
+export interface KubeDnsState {
+  synced: boolean;
+  services: number;
+  ptrs: number;
+  clusterIPs: number;
+  serial: number;
+  /** ConfigMap updates ignored as invalid, so far. */
+  configInvalid: number;
+}
+
 export interface KubeDnsMetrics {
   registry: client.Registry;
   observer: ServerObserver;
   onSystem(system: System): void;
   objectRejected(kind: string): void;
-  configInvalid(): void;
   /** Gauges read at scrape time. */
-  setStateReader(read: () => { synced: boolean; services: number; ptrs: number; clusterIPs: number; serial: number }): void;
+  setStateReader(read: () => KubeDnsState): void;
 }
 
 export function createKubeDnsMetrics(): KubeDnsMetrics {
@@ -85,9 +94,18 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
     },
   });
   const rejected = new client.Counter({ name: 'kubedns_cluster_objects_rejected_total', help: 'Cluster objects (or parts of them) skipped because DNS cannot use them, by kind.', labelNames: ['kind'], registers: [registry] });
-  const configInvalid = new client.Counter({ name: 'kubedns_config_invalid_updates_total', help: 'ConfigMap updates ignored because they failed validation.', registers: [registry] });
-
-  let readState: Parameters<KubeDnsMetrics['setStateReader']>[0] = () => ({ synced: false, services: 0, ptrs: 0, clusterIPs: 0, serial: 0 });
+  let readState: () => KubeDnsState = () => ({ synced: false, services: 0, ptrs: 0, clusterIPs: 0, serial: 0, configInvalid: 0 });
+  let flushedConfigInvalid = 0;
+  const configInvalid = new client.Counter({
+    name: 'kubedns_config_invalid_updates_total',
+    help: 'ConfigMap updates ignored because they failed validation.',
+    registers: [registry],
+    collect() {
+      const n = readState().configInvalid;
+      configInvalid.inc(n - flushedConfigInvalid);
+      flushedConfigInvalid = n;
+    },
+  });
   const synced = new client.Gauge({ name: 'kubedns_synced', help: '1 once the first full view of the cluster has been loaded.', registers: [registry], collect() { synced.set(readState().synced ? 1 : 0); } });
   const records = new client.Gauge({
     name: 'kubedns_records',
@@ -126,7 +144,6 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
     observer,
     onSystem: addSystem,
     objectRejected: (kind) => rejected.inc({ kind }),
-    configInvalid: () => configInvalid.inc(),
     setStateReader(read) {
       readState = read;
     },

@@ -9,7 +9,7 @@ import type { Source } from '../source/source.ts';
 import { Zone } from '../zone/zone.ts';
 import type { PodRecordsMode } from '../zone/zone.ts';
 import { cacheJSON } from '../zone/cache-json.ts';
-import { Forwarder } from '../forward/forwarder.ts';
+import { Forwarder } from '../forward/forward.ts';
 import { ConfigDirWatcher, parseConfig, emptyConfig } from '../config/config.ts';
 import type { KubeDnsConfig } from '../config/config.ts';
 import { createLogger } from '../log/log.ts';
@@ -53,6 +53,8 @@ export async function runKubeDns(o: KubeDnsOptions): Promise<RunningKubeDns> {
   let server: DnsServer | null = null;
 
   let config: KubeDnsConfig = emptyConfig();
+  let configMapInvalid = 0;
+  let configWatcher: ConfigDirWatcher | null = null;
   const configure = (next: KubeDnsConfig, origin: string): void => {
     config = next;
     log.info('configuration loaded', { from: origin });
@@ -72,7 +74,7 @@ export async function runKubeDns(o: KubeDnsOptions): Promise<RunningKubeDns> {
       try {
         configure(cm ? parseConfig(cm.data) : emptyConfig(), `ConfigMap ${namespace}/${name}`);
       } catch (err) {
-        metrics.configInvalid();
+        configMapInvalid++;
         log.warn('invalid configuration, ignoring update', { configMap: `${namespace}/${name}`, error: err });
       }
     },
@@ -84,14 +86,18 @@ export async function runKubeDns(o: KubeDnsOptions): Promise<RunningKubeDns> {
       log.info('initial sync done: serving the cluster zone', { ...store.counts(), serial: zone.serial });
     },
   });
-  metrics.setStateReader(() => ({ synced: store.hasSynced, ...zone.counts(), serial: zone.serial }));
+  metrics.setStateReader(() => ({
+    synced: store.hasSynced,
+    ...zone.counts(),
+    serial: zone.serial,
+    configInvalid: configMapInvalid + (configWatcher?.stats.invalidUpdates ?? 0),
+  }));
 
   const resolver = new Resolver({ zone, forwarder, isSynced: () => store.hasSynced, version: `kube-dns-ts ${o.version}`, hostname: hostname(), log: log.child('resolver'), onSystem: metrics.onSystem });
   server = new DnsServer({ handler: resolver.handle, address: o.dnsBindAddress, port: o.dnsPort, observer: metrics.observer });
 
-  let configWatcher: ConfigDirWatcher | null = null;
   if (o.configDir) {
-    configWatcher = new ConfigDirWatcher(o.configDir, o.configPeriodMs, (cfg) => configure(cfg, `--config-dir ${o.configDir}`), log.child('config'), () => metrics.configInvalid());
+    configWatcher = new ConfigDirWatcher(o.configDir, o.configPeriodMs, (cfg) => configure(cfg, `--config-dir ${o.configDir}`), log.child('config'));
     configWatcher.start();
   } else {
     configure(emptyConfig(), o.nameservers.length > 0 ? '--nameservers' : 'defaults');

@@ -8,7 +8,7 @@ import { encodeMessage, parseMessage } from '../dns/codec.ts';
 import type { Answer, Query } from '../dns/server.ts';
 import { ipFromReverseName } from '../cluster/ip.ts';
 import type { Zone } from '../zone/zone.ts';
-import type { Forwarder } from '../forward/forwarder.ts';
+import type { Forwarder } from '../forward/forward.ts';
 import type { Logger } from '../log/log.ts';
 
 /** Where an answer came from, as the original's SkyDNS metrics label it. */

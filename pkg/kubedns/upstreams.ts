@@ -5,9 +5,9 @@
 import { isIP } from 'node:net';
 import { lookup } from 'node:dns/promises';
 import type { KubeDnsConfig } from '../config/config.ts';
-import { parseUpstream } from '../config/config.ts';
-import type { Forwarder, Upstream } from '../forward/forwarder.ts';
-import { resolvConfNameservers } from '../forward/resolv-conf.ts';
+import { parseStubServer, parseUpstream } from '../config/config.ts';
+import type { Forwarder, Upstream } from '../forward/forward.ts';
+import { resolvConfNameservers } from '../forward/forward.ts';
 import { Type } from '../dns/constants.ts';
 import type { AddressData } from '../dns/message.ts';
 import type { Zone } from '../zone/zone.ts';
@@ -54,7 +54,7 @@ export async function applyUpstreams(forwarder: Forwarder, config: KubeDnsConfig
 
 /** A stub server may be a name: cluster names resolve in our own zone, others through the system resolver. */
 async function resolveServer(server: string, src: UpstreamSources): Promise<Upstream | null> {
-  const u = parseUpstream(server);
+  const u = parseStubServer(server);
   if (isIP(u.host)) return u;
   const name = u.host.toLowerCase().replace(/\.$/, '');
   try {

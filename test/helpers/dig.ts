@@ -50,7 +50,9 @@ export function parseDig(out: string): DigResult {
 
 /** `dig @127.0.0.1 -p PORT name type ...extra` with one try; rejects if dig itself fails. */
 export async function dig(port: number, name: string, type = 'A', extra: string[] = []): Promise<DigResult> {
-  const args = ['@127.0.0.1', '-p', String(port), name, type, '+tries=1', '+time=3', '+nocookie', ...extra];
+  // An empty name leaves the question to `extra` (e.g. `-x 10.0.0.1`).
+  const question = name === '' ? [] : [name, type];
+  const args = ['@127.0.0.1', '-p', String(port), ...question, '+tries=1', '+time=3', '+nocookie', ...extra];
   const { stdout } = await run('dig', args, { timeout: 15_000 });
   return parseDig(stdout);
 }

@@ -1,0 +1,31 @@
+// Runs Debian's dnsperf and reads its summary.
+
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export interface PerfResult {
+  qps: number;
+  sent: number;
+  completed: number;
+  lost: number;
+  avgLatencyMs: number;
+  maxLatencyMs: number;
+}
+
+export async function dnsperf(port: number, queryFile: string, seconds: number, extra: string[] = []): Promise<PerfResult> {
+  const { stdout } = await run('dnsperf', ['-s', '127.0.0.1', '-p', String(port), '-d', queryFile, '-l', String(seconds), '-T', '1', '-c', '1', '-q', '200', ...extra], {
+    timeout: (seconds + 30) * 1000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const num = (re: RegExp): number => Number(re.exec(stdout)?.[1] ?? NaN);
+  return {
+    qps: num(/Queries per second:\s+([\d.]+)/),
+    sent: num(/Queries sent:\s+(\d+)/),
+    completed: num(/Queries completed:\s+(\d+)/),
+    lost: num(/Queries lost:\s+(\d+)/),
+    avgLatencyMs: num(/Average Latency \(s\):\s+([\d.]+)/) * 1000,
+    maxLatencyMs: num(/max ([\d.]+)\)/) * 1000,
+  };
+}

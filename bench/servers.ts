@@ -1,0 +1,82 @@
+// The servers a benchmark compares, started the same way tests start them, each with its own port
+// and files, stopped by pid.
+
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = fileURLToPath(new URL('../', import.meta.url));
+
+export interface Running {
+  name: string;
+  port: number;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+function waitForLine(child: ChildProcess, re: RegExp, what: string, ms = 120_000): Promise<RegExpMatchArray> {
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what}: timed out waiting for ${re}\n${out.slice(-2000)}`)), ms);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const m = re.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m);
+      }
+    };
+    child.stderr?.on('data', onData);
+    child.stdout?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${what} exited (${code})\n${out.slice(-2000)}`)));
+  });
+}
+
+function stopper(child: ChildProcess): () => Promise<void> {
+  return async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    child.kill('SIGTERM');
+    const t = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(t);
+  };
+}
+
+export async function startKubeDns(dir: string, clusterFile: string, extra: string[] = []): Promise<Running & { syncMs: number }> {
+  const started = Date.now();
+  const child = spawn(process.execPath, [join(repoRoot, 'cmd/kube-dns/main.ts'), `--cluster-file=${clusterFile}`, '--dns-bind-address=127.0.0.1', '--http-bind-address=127.0.0.1', '--dns-port=0', '--healthz-port=0', `--resolv-conf=${join(dir, 'resolv.conf')}`, ...extra], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const stop = stopper(child);
+  try {
+    const m = await waitForLine(child, /DNS listening .*port=(\d+)/, 'kube-dns');
+    await waitForLine(child, /initial sync done/, 'kube-dns');
+    return { name: 'kube-dns', port: Number(m[1]), pid: child.pid!, stop, syncMs: Date.now() - started };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+export async function startDnsmasq(dir: string, hostsFile: string, port: number): Promise<Running> {
+  const child = spawn('/usr/sbin/dnsmasq', ['--keep-in-foreground', '--conf-file=/dev/null', `--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--no-resolv', '--no-hosts', `--addn-hosts=${hostsFile}`, `--pid-file=${join(dir, 'dnsmasq.pid')}`, '--user=root', '--log-facility=-'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const stop = stopper(child);
+  try {
+    await waitForLine(child, /read .*addresses/, 'dnsmasq');
+    return { name: 'dnsmasq', port, pid: child.pid!, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** Resident set size of a process in MiB (VmRSS). */
+export function rssMiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
