@@ -1,6 +1,9 @@
 // IP address text forms used across kube-dns: the canonical text of an address (so one address is one
 // map key), its reverse-zone name (PTR lookups) and its dashed label (pod names, endpoint names).
-// These run on query paths, so they parse with char codes into a shared scratch array, not regexes.
+// Parsing and RFC 5952 formatting are pkg/dns's (ip.ts); this file only spells the forms. These run on
+// query paths, so they work on a shared scratch array, not regexes.
+
+import { formatIPv6, hexValue, parseIPv4, parseIPv6 } from '../dns/ip.ts';
 
 export class IPError extends Error {
   readonly code = 'IP_ERR_INVALID';
@@ -10,164 +13,16 @@ export class IPError extends Error {
   }
 }
 
-// The 8 groups of the last IPv6 address parsed. Single-threaded, so one scratch array is enough.
-const groups = new Uint16Array(8);
+// The bytes of the last address parsed (4 for IPv4, 16 for IPv6). Single-threaded, so one is enough.
+const bytes = new Uint8Array(16);
 
 const CH_0 = 48;
 const CH_9 = 57;
-const CH_A = 97; // 'a'
-const CH_F = 102; // 'f'
-const CH_UA = 65; // 'A'
-const CH_UF = 70; // 'F'
 const CH_DOT = 46;
-const CH_COLON = 58;
+const CH_DASH = 45;
 
-function hexValue(c: number): number {
-  if (c >= CH_0 && c <= CH_9) return c - CH_0;
-  if (c >= CH_A && c <= CH_F) return c - CH_A + 10;
-  if (c >= CH_UA && c <= CH_UF) return c - CH_UA + 10;
-  return -1;
-}
-
-/**
- * Parses a dotted quad in s[start, end) as Go's net.ParseIP does since Go 1.17: four decimal parts
- * 0-255, no leading zeros (so "010.0.0.1" is refused rather than silently read as octal or decimal).
- * Returns the address as a 32-bit unsigned number, or -1.
- */
-function parseIPv4(s: string, start: number, end: number): number {
-  let value = 0;
-  let parts = 0;
-  let i = start;
-  while (parts < 4) {
-    const partStart = i;
-    let part = 0;
-    while (i < end) {
-      const c = s.charCodeAt(i);
-      if (c < CH_0 || c > CH_9) break;
-      part = part * 10 + (c - CH_0);
-      i++;
-    }
-    const len = i - partStart;
-    if (len === 0 || len > 3 || part > 255) return -1;
-    if (len > 1 && s.charCodeAt(partStart) === CH_0) return -1;
-    value = value * 256 + part;
-    parts++;
-    if (parts < 4) {
-      if (i >= end || s.charCodeAt(i) !== CH_DOT) return -1;
-      i++;
-    }
-  }
-  return i === end ? value : -1;
-}
-
-/** Parses IPv6 text (with '::' and an optional trailing dotted quad) into `groups`. No zone (%eth0). */
-function parseIPv6(s: string): boolean {
-  const end = s.length;
-  if (end < 2) return false;
-  let gap = -1; // index in groups where '::' stands
-  let n = 0;
-  let i = 0;
-  if (s.charCodeAt(0) === CH_COLON) {
-    if (s.charCodeAt(1) !== CH_COLON) return false;
-    gap = 0;
-    i = 2;
-    if (i === end) {
-      groups.fill(0);
-      return true;
-    }
-  }
-  while (i < end) {
-    if (n === 8) return false;
-    // A dotted quad may end the address, standing for the last two groups.
-    let dotAhead = false;
-    for (let j = i; j < end && j < i + 4; j++) {
-      const c = s.charCodeAt(j);
-      if (c === CH_DOT) {
-        dotAhead = true;
-        break;
-      }
-      if (c === CH_COLON) break;
-    }
-    if (dotAhead) {
-      if (n > 6) return false;
-      const v4 = parseIPv4(s, i, end);
-      if (v4 < 0) return false;
-      groups[n++] = v4 >>> 16;
-      groups[n++] = v4 & 0xffff;
-      i = end;
-      break;
-    }
-    let group = 0;
-    const groupStart = i;
-    while (i < end) {
-      const h = hexValue(s.charCodeAt(i));
-      if (h < 0) break;
-      group = group * 16 + h;
-      i++;
-    }
-    const len = i - groupStart;
-    if (len === 0 || len > 4) return false;
-    groups[n++] = group;
-    if (i === end) break;
-    if (s.charCodeAt(i) !== CH_COLON) return false;
-    i++;
-    if (i < end && s.charCodeAt(i) === CH_COLON) {
-      if (gap >= 0) return false; // a second '::'
-      gap = n;
-      i++;
-      if (i === end) break;
-    } else if (i === end) {
-      return false; // a trailing single ':'
-    }
-  }
-  if (gap < 0) return n === 8;
-  if (n === 8) return false; // '::' must stand for at least one group
-  // Move the groups after the gap to the end and zero the gap.
-  const after = n - gap;
-  for (let k = 0; k < after; k++) groups[7 - k] = groups[n - 1 - k];
-  for (let k = gap; k < 8 - after; k++) groups[k] = 0;
-  return true;
-}
-
-function ipv4Text(v: number): string {
-  return `${v >>> 24}.${(v >>> 16) & 255}.${(v >>> 8) & 255}.${v & 255}`;
-}
-
-function isMapped(): boolean {
-  return (
-    groups[0] === 0 && groups[1] === 0 && groups[2] === 0 && groups[3] === 0 && groups[4] === 0 && groups[5] === 0xffff
-  );
-}
-
-/** RFC 5952 text of `groups`: lowercase, no leading zeros, the longest run (≥2) of zero groups as '::'. */
-function formatIPv6(mixed: boolean): string {
-  if (mixed && isMapped()) return `::ffff:${ipv4Text(groups[6] * 65536 + groups[7])}`;
-  let bestStart = -1;
-  let bestLen = 1; // a single zero group is never compressed
-  for (let i = 0; i < 8; ) {
-    if (groups[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - i > bestLen) {
-      bestStart = i;
-      bestLen = j - i;
-    }
-    i = j;
-  }
-  let out = '';
-  for (let i = 0; i < 8; i++) {
-    if (i === bestStart) {
-      out += '::';
-      i += bestLen - 1;
-      continue;
-    }
-    if (out.length > 0 && !out.endsWith(':')) out += ':';
-    out += groups[i].toString(16);
-  }
-  return out;
+function isIPv4(s: string, start: number, end: number): boolean {
+  return parseIPv4(s, start, end, bytes, 0);
 }
 
 /**
@@ -176,8 +31,8 @@ function formatIPv6(mixed: boolean): string {
  */
 export function canonicalIP(s: string): string | null {
   if (typeof s !== 'string' || s.length === 0 || s.length > 45) return null;
-  if (s.indexOf(':') < 0) return parseIPv4(s, 0, s.length) >= 0 ? s : null;
-  return parseIPv6(s) ? formatIPv6(true) : null;
+  if (s.indexOf(':') < 0) return isIPv4(s, 0, s.length) ? s : null;
+  return parseIPv6(s, bytes, 0) ? formatIPv6(bytes, 0) : null;
 }
 
 /** The family of a valid IP text: 6 if it has a ':', else 4. */
@@ -185,15 +40,14 @@ export function ipFamily(ip: string): 4 | 6 {
   return ip.indexOf(':') >= 0 ? 6 : 4;
 }
 
-/** Parses `ip` into `groups` (IPv6) or returns its IPv4 value; throws IPError if it is not an IP. */
-function parseOrThrow(ip: string): number {
+/** Parses `ip` into `bytes` and returns its family; throws IPError if it is not an IP. */
+function parseOrThrow(ip: string): 4 | 6 {
   if (ip.indexOf(':') < 0) {
-    const v4 = parseIPv4(ip, 0, ip.length);
-    if (v4 < 0) throw new IPError(ip);
-    return v4;
+    if (!isIPv4(ip, 0, ip.length)) throw new IPError(ip);
+    return 4;
   }
-  if (!parseIPv6(ip)) throw new IPError(ip);
-  return -1;
+  if (!parseIPv6(ip, bytes, 0)) throw new IPError(ip);
+  return 6;
 }
 
 const HEX = '0123456789abcdef';
@@ -203,12 +57,11 @@ const HEX = '0123456789abcdef';
  * IPv6 → 32 reversed nibbles + ".ip6.arpa". Throws IPError for a string that is not an IP.
  */
 export function reverseName(ip: string): string {
-  const v4 = parseOrThrow(ip);
-  if (v4 >= 0) return `${v4 & 255}.${(v4 >>> 8) & 255}.${(v4 >>> 16) & 255}.${v4 >>> 24}.in-addr.arpa`;
+  if (parseOrThrow(ip) === 4) return `${bytes[3]}.${bytes[2]}.${bytes[1]}.${bytes[0]}.in-addr.arpa`;
   let out = '';
-  for (let g = 7; g >= 0; g--) {
-    const v = groups[g];
-    out += `${HEX[v & 15]}.${HEX[(v >>> 4) & 15]}.${HEX[(v >>> 8) & 15]}.${HEX[v >>> 12]}.`;
+  for (let i = 15; i >= 0; i--) {
+    const b = bytes[i];
+    out += `${HEX[b & 15]}.${HEX[b >>> 4]}.`;
   }
   return out + 'ip6.arpa';
 }
@@ -237,25 +90,23 @@ export function ipFromReverseName(name: string): string | null {
   let end = name.length;
   if (end > 0 && name.charCodeAt(end - 1) === CH_DOT) end--;
   if (endsWithIgnoreCase(name, end, IN_ADDR)) {
-    const prefixEnd = end - IN_ADDR.length;
-    const v = parseIPv4(name, 0, prefixEnd);
-    if (v < 0) return null;
+    if (!isIPv4(name, 0, end - IN_ADDR.length)) return null;
     // The labels are the octets in reverse order.
-    return `${v & 255}.${(v >>> 8) & 255}.${(v >>> 16) & 255}.${v >>> 24}`;
+    return `${bytes[3]}.${bytes[2]}.${bytes[1]}.${bytes[0]}`;
   }
   if (endsWithIgnoreCase(name, end, IP6)) {
     if (end - IP6.length !== IP6_NIBBLES_LEN) return null;
-    for (let g = 0; g < 8; g++) groups[g] = 0;
+    bytes.fill(0);
     for (let k = 0; k < 32; k++) {
       const pos = k * 2;
       if (k > 0 && name.charCodeAt(pos - 1) !== CH_DOT) return null;
       const h = hexValue(name.charCodeAt(pos));
       if (h < 0) return null;
-      // The first label is the lowest nibble of the last group.
+      // The first label is the low nibble of the last byte.
       const nibble = 31 - k;
-      groups[nibble >>> 2] |= h << ((3 - (nibble & 3)) * 4);
+      bytes[nibble >>> 1] |= nibble & 1 ? h : h << 4;
     }
-    return formatIPv6(true);
+    return formatIPv6(bytes, 0);
   }
   return null;
 }
@@ -267,10 +118,10 @@ export function ipFromReverseName(name: string): string | null {
  * form so the label has no dots. Throws IPError for a string that is not an IP.
  */
 export function dashedIP(ip: string): string {
-  if (parseOrThrow(ip) >= 0) return ip.replaceAll('.', '-');
-  let out = formatIPv6(false).replaceAll(':', '-');
-  if (out.charCodeAt(0) === 45) out = '0' + out;
-  if (out.charCodeAt(out.length - 1) === 45) out += '0';
+  if (parseOrThrow(ip) === 4) return ip.replaceAll('.', '-');
+  let out = formatIPv6(bytes, 0, false).replaceAll(':', '-');
+  if (out.charCodeAt(0) === CH_DASH) out = '0' + out;
+  if (out.charCodeAt(out.length - 1) === CH_DASH) out += '0';
   return out;
 }
 
@@ -281,7 +132,7 @@ export function ipFromDashed(label: string): string | null {
   let digitsOnly = true;
   for (let i = 0; i < label.length; i++) {
     const c = label.charCodeAt(i);
-    if (c === 45) dashes++;
+    if (c === CH_DASH) dashes++;
     else if (c < CH_0 || c > CH_9) {
       digitsOnly = false;
       if (hexValue(c) < 0) return null;
@@ -290,7 +141,7 @@ export function ipFromDashed(label: string): string | null {
   if (dashes === 0) return null;
   if (digitsOnly && dashes === 3) {
     const dotted = label.replaceAll('-', '.');
-    if (parseIPv4(dotted, 0, dotted.length) >= 0) return dotted;
+    if (isIPv4(dotted, 0, dotted.length)) return dotted;
   }
-  return parseIPv6(label.replaceAll('-', ':')) ? formatIPv6(true) : null;
+  return parseIPv6(label.replaceAll('-', ':'), bytes, 0) ? formatIPv6(bytes, 0) : null;
 }

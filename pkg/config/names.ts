@@ -1,8 +1,6 @@
 // Name checks as Kubernetes' apimachinery validation defines them (IsDNS1123Label, IsDNS1123Subdomain),
 // plus the per-label 63-byte limit that IsDNS1123Subdomain forgets.
 
-import { isIP } from 'node:net';
-
 const label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export function isDns1123Label(s: string): boolean {
@@ -16,10 +14,7 @@ export function isDns1123Subdomain(s: string): boolean {
 }
 
 /** 4 or 6 for an IP literal as Go's net.ParseIP takes it (no zone suffix), else 0. */
-export function ipFamily(s: string): 0 | 4 | 6 {
-  if (s.includes('%')) return 0;
-  return isIP(s) as 0 | 4 | 6;
-}
+export { ipVersion as ipFamily } from '../dns/ip.ts';
 
 /** How domains are kept: lowercase, without the one trailing dot an FQDN may carry. */
 export function normalizeDomain(s: string): string {

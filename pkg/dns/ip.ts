@@ -1,5 +1,6 @@
-// Address text <-> RDATA bytes for A and AAAA. Hand-rolled (no split/regex per call) because
-// encoding runs once per answer-cache miss for every address record.
+// Address text <-> bytes: RDATA for A and AAAA, and the one IP parser/formatter the rest of the tree
+// builds on (pkg/cluster, pkg/config). Hand-rolled (no split/regex per call) because encoding runs once
+// per answer-cache miss for every address record.
 
 import { DnsEncodeError } from './errors.ts';
 
@@ -10,13 +11,17 @@ const CH_COLON = 58;
 
 /** Writes a dotted quad at `out[off..off+4]`; throws DNS_ERR_ADDRESS on anything else. */
 export function writeIPv4(text: string, out: Uint8Array, off: number): void {
-  if (!parseIPv4Into(text, 0, text.length, out, off)) {
+  if (!parseIPv4(text, 0, text.length, out, off)) {
     throw new DnsEncodeError('DNS_ERR_ADDRESS', `not an IPv4 address: ${JSON.stringify(text)}`);
   }
 }
 
-// Strict dotted quad: four decimal parts 0-255, no leading zeros, nothing else.
-function parseIPv4Into(text: string, start: number, end: number, out: Uint8Array, off: number): boolean {
+/**
+ * Reads a strict dotted quad in `text[start, end)` into `out[off..off+4]`: four decimal parts 0-255, no
+ * leading zeros (as Go's net.ParseIP since 1.17, so "010.0.0.1" is refused rather than read as octal),
+ * nothing else. False if it is not one; `out` may then hold part of it.
+ */
+export function parseIPv4(text: string, start: number, end: number, out: Uint8Array, off: number): boolean {
   let part = 0;
   let value = 0;
   let digits = 0;
@@ -40,7 +45,8 @@ function parseIPv4Into(text: string, start: number, end: number, out: Uint8Array
   return part === 4;
 }
 
-function hexValue(c: number): number {
+/** The value of a hex digit's char code (either case), or -1. */
+export function hexValue(c: number): number {
   if (c >= CH_0 && c <= CH_9) return c - CH_0;
   const l = c | 0x20;
   if (l >= 97 && l <= 102) return l - 87;
@@ -49,12 +55,16 @@ function hexValue(c: number): number {
 
 /** Writes 16 bytes for any RFC 4291 text form (including "::" and a trailing dotted quad). */
 export function writeIPv6(text: string, out: Uint8Array, off: number): void {
-  if (!parseIPv6Into(text, out, off)) {
+  if (!parseIPv6(text, out, off)) {
     throw new DnsEncodeError('DNS_ERR_ADDRESS', `not an IPv6 address: ${JSON.stringify(text)}`);
   }
 }
 
-function parseIPv6Into(text: string, out: Uint8Array, off: number): boolean {
+/**
+ * Reads any RFC 4291 text form (with "::" and an optional trailing dotted quad; no zone such as
+ * "%eth0") into `out[off..off+16]`. False if it is not one; `out` may then hold part of it.
+ */
+export function parseIPv6(text: string, out: Uint8Array, off: number): boolean {
   const n = text.length;
   if (n < 2 || n > 45) return false;
   // Groups before "::" go left to right; groups after it are collected then shifted right.
@@ -90,7 +100,7 @@ function parseIPv6Into(text: string, out: Uint8Array, off: number): boolean {
     }
     if (isV4) {
       if (group > 6) return false;
-      if (!parseIPv4Into(text, i, n, out, off + group * 2)) return false;
+      if (!parseIPv4(text, i, n, out, off + group * 2)) return false;
       group += 2;
       i = n;
       break;
@@ -133,8 +143,12 @@ export function formatIPv4(buf: Uint8Array, off: number): string {
   return `${buf[off]}.${buf[off + 1]}.${buf[off + 2]}.${buf[off + 3]}`;
 }
 
-/** RFC 5952 text: lowercase, no leading zeros, the longest run (>= 2) of zero groups as "::". */
-export function formatIPv6(buf: Uint8Array, off: number): string {
+/**
+ * RFC 5952 text: lowercase, no leading zeros, the longest run (>= 2) of zero groups as "::". An
+ * IPv4-mapped address keeps its dotted quad unless `mappedAsIPv4` is false (for text that must not
+ * hold dots, such as a DNS label).
+ */
+export function formatIPv6(buf: Uint8Array, off: number, mappedAsIPv4 = true): string {
   let bestStart = -1;
   let bestLen = 0;
   let runStart = -1;
@@ -153,7 +167,7 @@ export function formatIPv6(buf: Uint8Array, off: number): string {
   }
   if (bestLen < 2) bestStart = -1;
   // IPv4-mapped (::ffff:0:0/96) keeps the dotted quad, as RFC 5952 §5 recommends.
-  if (bestStart === 0 && bestLen === 5 && buf[off + 10] === 0xff && buf[off + 11] === 0xff) {
+  if (mappedAsIPv4 && bestStart === 0 && bestLen === 5 && buf[off + 10] === 0xff && buf[off + 11] === 0xff) {
     return `::ffff:${formatIPv4(buf, off + 12)}`;
   }
   let s = '';
@@ -167,4 +181,13 @@ export function formatIPv6(buf: Uint8Array, off: number): string {
     s += ((buf[off + g * 2] << 8) | buf[off + g * 2 + 1]).toString(16);
   }
   return s;
+}
+
+// Room for the address ipVersion parses and throws away. Single-threaded, so one is enough.
+const scratch = new Uint8Array(16);
+
+/** 4 or 6 for an IP literal as parseIPv4/parseIPv6 take it (no zone suffix), else 0. */
+export function ipVersion(text: string): 0 | 4 | 6 {
+  if (text.indexOf(':') >= 0) return parseIPv6(text, scratch, 0) ? 6 : 0;
+  return parseIPv4(text, 0, text.length, scratch, 0) ? 4 : 0;
 }
