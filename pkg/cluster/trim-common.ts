@@ -1,7 +1,10 @@
 // What every trimmer shares: the result shape, name rules, and readers that take any value (objects
 // come from files and the API and are not trusted to have the shape their kind promises).
 
+import { isDns1123Label } from '../dns/dns1123.ts';
 import type { PortInfo, Protocol } from './model.ts';
+
+export { isDns1123Label, isDns1123Subdomain } from '../dns/dns1123.ts';
 
 /** A trimmed object: `value` null when the object is unusable; `problems` says why or what was dropped. */
 export interface TrimResult<T> {
@@ -10,26 +13,6 @@ export interface TrimResult<T> {
 }
 
 export const DEFAULT_NAMESPACE = 'default';
-
-const LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-
-/** A DNS-1123 label as Kubernetes validates names: ≤63 of [a-z0-9-], alphanumeric at both ends. */
-export function isDns1123Label(s: unknown): s is string {
-  return typeof s === 'string' && LABEL.test(s);
-}
-
-/** A DNS-1123 subdomain: ≤253 characters of dot-separated DNS-1123 labels. */
-export function isDns1123Subdomain(s: unknown): s is string {
-  if (typeof s !== 'string' || s.length === 0 || s.length > 253) return false;
-  let start = 0;
-  for (;;) {
-    const dot = s.indexOf('.', start);
-    const label = dot < 0 ? s.slice(start) : s.slice(start, dot);
-    if (!LABEL.test(label)) return false;
-    if (dot < 0) return true;
-    start = dot + 1;
-  }
-}
 
 export function asRecord(v: unknown): Record<string, unknown> | null {
   return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;

@@ -1,17 +1,7 @@
-// Name checks as Kubernetes' apimachinery validation defines them (IsDNS1123Label, IsDNS1123Subdomain),
-// plus the per-label 63-byte limit that IsDNS1123Subdomain forgets.
+// The name and address checks config parsing uses. The DNS-1123 rules and the IP parser live in pkg/dns
+// (shared with pkg/cluster); only the domain spelling config keeps is its own.
 
-const label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
-export function isDns1123Label(s: string): boolean {
-  return s.length <= 63 && label.test(s);
-}
-
-export function isDns1123Subdomain(s: string): boolean {
-  if (s.length === 0 || s.length > 253) return false;
-  for (const part of s.split('.')) if (!isDns1123Label(part)) return false;
-  return true;
-}
+export { isDns1123Label, isDns1123Subdomain } from '../dns/dns1123.ts';
 
 /** 4 or 6 for an IP literal as Go's net.ParseIP takes it (no zone suffix), else 0. */
 export { ipVersion as ipFamily } from '../dns/ip.ts';
