@@ -2,6 +2,7 @@
 // the question, so a relayed message is never decoded into objects.
 
 import { Flag, HEADER_SIZE } from '../dns/constants.ts';
+import { readQuestion } from '../dns/question.ts';
 
 export function readId(msg: Uint8Array): number {
   return (msg[0] << 8) | msg[1];
@@ -31,22 +32,13 @@ function qdcount(msg: Uint8Array): number {
 
 /**
  * The offset just past the first question (name, type, class), or -1 when the message has not
- * exactly one question or it is malformed. Compression pointers are refused: the question name is
- * the first name in a message, so there is nothing earlier for it to point at.
+ * exactly one question or it is malformed (pkg/dns's readQuestion, which also refuses compression
+ * pointers: the question name is the first name in a message, so there is nothing to point at).
  */
 export function questionEnd(msg: Uint8Array): number {
   if (msg.length < HEADER_SIZE || qdcount(msg) !== 1) return -1;
-  let i = HEADER_SIZE;
-  for (;;) {
-    if (i >= msg.length) return -1;
-    const len = msg[i];
-    if (len === 0) break;
-    if (len > 63) return -1;
-    i += len + 1;
-    if (i - HEADER_SIZE >= 255) return -1; // 255 bytes at most, the final zero included
-  }
-  const end = i + 1 + 4;
-  return end <= msg.length ? end : -1;
+  const end = readQuestion(msg, HEADER_SIZE);
+  return end < 0 ? -1 : end;
 }
 
 /** Whether `reply` carries the same question as `query` (name compared ASCII case-insensitively). */
