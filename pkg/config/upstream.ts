@@ -32,34 +32,33 @@ function checkPort(port: string): number | string {
   return n >= 1 && n <= 65535 ? n : 'the port must be 1-65535';
 }
 
+/**
+ * Splits a server into its host (not yet checked) and port (checked, `defaultPort` when absent); a
+ * string is the reason it is not acceptable, `syntax` when it does not even split.
+ */
+function hostAndPort(s: string, defaultPort: number, syntax: string): HostPort | string {
+  const split = splitHostPort(s);
+  if (split === null) return syntax;
+  if (split.port === undefined) return { host: split.host, port: defaultPort };
+  const port = checkPort(split.port);
+  return typeof port === 'string' ? port : { host: split.host, port };
+}
+
 /** Parses a server whose host must be an IP; a string is the reason it is not acceptable. */
 export function checkUpstream(s: string, defaultPort = 53): HostPort | string {
-  const split = splitHostPort(s);
-  if (split === null) return 'not ip, ip:port or [ipv6]:port';
-  let port = defaultPort;
-  if (split.port !== undefined) {
-    const p = checkPort(split.port);
-    if (typeof p === 'string') return p;
-    port = p;
-  }
-  if (ipFamily(split.host) === 0) return 'not an IP address (ip, ip:port or [ipv6]:port; names are not allowed)';
-  return { host: split.host, port };
+  const r = hostAndPort(s, defaultPort, 'not ip, ip:port or [ipv6]:port');
+  if (typeof r === 'string') return r;
+  if (ipFamily(r.host) === 0) return 'not an IP address (ip, ip:port or [ipv6]:port; names are not allowed)';
+  return r;
 }
 
 /** Like checkUpstream, but the host may also be a DNS name (stub domain servers). */
 export function checkStubServer(s: string, defaultPort = 53): HostPort | string {
-  const split = splitHostPort(s);
-  if (split === null) return 'not host, host:port or [ipv6]:port';
-  let port = defaultPort;
-  if (split.port !== undefined) {
-    const p = checkPort(split.port);
-    if (typeof p === 'string') return p;
-    port = p;
-  }
-  if (ipFamily(split.host) !== 0) return { host: split.host, port };
+  const r = hostAndPort(s, defaultPort, 'not host, host:port or [ipv6]:port');
+  if (typeof r === 'string' || ipFamily(r.host) !== 0) return r;
   if (s.startsWith('[')) return 'brackets are for IPv6 addresses';
-  if (!isDns1123Subdomain(normalizeDomain(split.host))) return 'the host is neither an IP address nor a valid DNS name';
-  return { host: split.host, port };
+  if (!isDns1123Subdomain(normalizeDomain(r.host))) return 'the host is neither an IP address nor a valid DNS name';
+  return r;
 }
 
 /** 'ip', 'ip:port', '[v6]:port' or 'v6' → host and port. Throws ConfigError ('CONFIG_INVALID'). */
