@@ -1,14 +1,14 @@
 // Micro-benchmark: our codec against dns2 (the reference decoder in tests), plus the server's
-// per-packet hot path. Run: npx node pkg/dns/bench/codec-bench.ts
+// per-packet hot path. Run: npx node bench/codec.ts
 // Figures are host-specific; the ratios are the point. Results go in pkg/dns/README.md.
 
 import { performance } from 'node:perf_hooks';
 import dns2 from 'dns2';
-import { Class, Type } from '../constants.ts';
-import { encodeMessage, parseMessage, readQuestion, QUESTION_KEY_MAX } from '../codec.ts';
-import { emptyMessage } from '../message.ts';
-import type { Message } from '../message.ts';
-import { render, templateFromEncoded } from '../template.ts';
+import { Class, Type } from '../pkg/dns/constants.ts';
+import { encodeMessage, parseMessage, readQuestion, QUESTION_KEY_MAX } from '../pkg/dns/codec.ts';
+import { emptyMessage } from '../pkg/dns/message.ts';
+import type { Message } from '../pkg/dns/message.ts';
+import { render, templateFromEncoded } from '../pkg/dns/template.ts';
 
 const { Packet } = dns2 as unknown as { Packet: { parse(b: Buffer): unknown; new (): Dns2Packet } };
 interface Dns2Packet {
