@@ -47,7 +47,7 @@ function stopper(child: ChildProcess): () => Promise<void> {
 
 export async function startKubeDns(dir: string, clusterFile: string, extra: string[] = []): Promise<Running & { syncMs: number }> {
   const started = Date.now();
-  const child = spawn(process.execPath, [join(repoRoot, 'cmd/kube-dns/main.ts'), `--cluster-file=${clusterFile}`, '--dns-bind-address=127.0.0.1', '--http-bind-address=127.0.0.1', '--dns-port=0', '--healthz-port=0', `--resolv-conf=${join(dir, 'resolv.conf')}`, ...extra], {
+  const child = spawn(process.execPath, ['--max-semi-space-size=8', join(repoRoot, 'dist/cmd/kube-dns/main.js'), `--cluster-file=${clusterFile}`, '--dns-bind-address=127.0.0.1', '--http-bind-address=127.0.0.1', '--dns-port=0', '--healthz-port=0', `--resolv-conf=${join(dir, 'resolv.conf')}`, ...extra], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stop = stopper(child);
@@ -67,7 +67,7 @@ export async function startDnsmasq(dir: string, hostsFile: string, port: number)
   });
   const stop = stopper(child);
   try {
-    await waitForLine(child, /read .*addresses/, 'dnsmasq');
+    await waitForLine(child, /read .* (names|addresses)/, "dnsmasq");
     return { name: 'dnsmasq', port, pid: child.pid!, stop };
   } catch (err) {
     await stop();

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=8
 // kube-dns: flags → pkg/kubedns. Nothing else lives here.
 
 import { parseOrExit } from '../../pkg/flags/flags.ts';

@@ -25,8 +25,8 @@ const key = (namespace: string, name: string): string => `${namespace}/${name}`;
 
 export class ClusterStore implements SourceSink {
   readonly services = new Map<string, ServiceInfo>();
-  /** service key → endpoint set id → set. */
-  readonly endpoints = new Map<string, Map<string, EndpointSetInfo>>();
+  /** service key → its endpoint sets (a list: services have one or two slices, and a Map each costs ~450 bytes). */
+  readonly endpoints = new Map<string, EndpointSetInfo[]>();
   /** Which service each endpoint object (kind/ns/name) fed last, to clean up when it moves or goes. */
   private readonly endpointOwners = new Map<string, { service: string; ids: string[] }>();
   private readonly dirty = new Set<string>();
@@ -66,16 +66,15 @@ export class ClusterStore implements SourceSink {
   }
 
   endpointSets(serviceKey: string): EndpointSetInfo[] {
-    const sets = this.endpoints.get(serviceKey);
-    return sets ? [...sets.values()] : [];
+    return this.endpoints.get(serviceKey) ?? [];
   }
 
   counts(): StoreCounts {
     let endpointSets = 0;
     let endpoints = 0;
     for (const sets of this.endpoints.values()) {
-      endpointSets += sets.size;
-      for (const s of sets.values()) endpoints += s.endpoints.length;
+      endpointSets += sets.length;
+      for (const s of sets) endpoints += s.endpoints.length;
     }
     return { services: this.services.size, endpointSets, endpoints };
   }
@@ -116,9 +115,9 @@ export class ClusterStore implements SourceSink {
     }
     if (sets.length === 0) return;
     const service = key(sets[0].namespace, sets[0].service);
-    let bySet = this.endpoints.get(service);
-    if (!bySet) this.endpoints.set(service, (bySet = new Map()));
-    for (const s of sets) bySet.set(s.id, s);
+    const ids = new Set(sets.map((s) => s.id));
+    const others = (this.endpoints.get(service) ?? []).filter((s) => !ids.has(s.id));
+    this.endpoints.set(service, [...others, ...sets]);
     this.endpointOwners.set(objectKey, { service, ids: sets.map((s) => s.id) });
     this.dirty.add(service);
   }
@@ -127,11 +126,9 @@ export class ClusterStore implements SourceSink {
     const owner = this.endpointOwners.get(objectKey);
     if (!owner) return;
     this.endpointOwners.delete(objectKey);
-    const bySet = this.endpoints.get(owner.service);
-    if (bySet) {
-      for (const id of owner.ids) bySet.delete(id);
-      if (bySet.size === 0) this.endpoints.delete(owner.service);
-    }
+    const left = this.endpoints.get(owner.service)?.filter((s) => !owner.ids.includes(s.id)) ?? [];
+    if (left.length > 0) this.endpoints.set(owner.service, left);
+    else this.endpoints.delete(owner.service);
     this.dirty.add(owner.service);
   }
 

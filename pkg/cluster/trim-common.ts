@@ -95,3 +95,12 @@ export function trimPorts(raw: unknown, ref: ObjectRef, problems: string[], null
   }
   return out;
 }
+
+/**
+ * A copy of `list` whose backing store is exactly its length. V8 gives an array grown by push() at
+ * least 17 slots; the store keeps these arrays for the life of the object (tens of thousands of
+ * endpoints), so they are copied to size once, here.
+ */
+export function exact<T>(list: T[]): T[] {
+  return list.slice();
+}

@@ -4,16 +4,7 @@
 import type { KubeObject } from '../source/source.ts';
 import { canonicalIP, ipFamily } from './ip.ts';
 import type { EndpointInfo, EndpointSetInfo } from './model.ts';
-import {
-  asArray,
-  asRecord,
-  badNames,
-  isDns1123Label,
-  isDns1123Subdomain,
-  objectRef,
-  trimPorts,
-  unusable,
-} from './trim-common.ts';
+import { asArray, asRecord, badNames, exact, isDns1123Label, isDns1123Subdomain, objectRef, trimPorts, unusable } from './trim-common.ts';
 import type { ObjectRef, TrimResult } from './trim-common.ts';
 
 /** The label that ties an EndpointSlice to its service. */
@@ -83,15 +74,15 @@ export function trimEndpointSlice(obj: KubeObject): TrimResult<EndpointSetInfo> 
     }
     // A nil ready condition counts as ready (the API docs; CoreDNS does the same).
     const ready = asRecord(e.conditions)?.ready !== false;
-    endpoints.push({ addresses, hostname: hostname(e.hostname, where, ref, problems), ready });
+    endpoints.push({ addresses: exact(addresses), hostname: hostname(e.hostname, where, ref, problems), ready });
   }
 
   const value: EndpointSetInfo = {
     namespace: ref.namespace,
     service,
     id: `slice/${ref.name}`,
-    endpoints,
-    ports: trimPorts(o.ports, ref, problems, true),
+    endpoints: exact(endpoints),
+    ports: exact(trimPorts(o.ports, ref, problems, true)),
   };
   return { value, problems };
 }
@@ -118,8 +109,8 @@ export function trimEndpoints(obj: KubeObject): TrimResult<EndpointSetInfo[]> {
       namespace: ref.namespace,
       service: ref.name,
       id: `endpoints/${ref.name}/${s}`,
-      endpoints,
-      ports: trimPorts(subset.ports, ref, problems),
+      endpoints: exact(endpoints),
+      ports: exact(trimPorts(subset.ports, ref, problems)),
     });
   }
   return { value: sets, problems };

@@ -4,7 +4,7 @@
 import { canonicalIP } from './ip.ts';
 import type { KubeObject } from '../source/source.ts';
 import type { ServiceInfo, ServiceKind } from './model.ts';
-import { asArray, asRecord, badNames, isDns1123Subdomain, objectRef, trimPorts, unusable } from './trim-common.ts';
+import { asArray, asRecord, badNames, exact, isDns1123Subdomain, objectRef, trimPorts, unusable } from './trim-common.ts';
 import type { ObjectRef, TrimResult } from './trim-common.ts';
 
 /** The annotation kube-dns honoured before spec.publishNotReadyAddresses existed. */
@@ -25,7 +25,7 @@ export function trimService(obj: KubeObject): TrimResult<ServiceInfo> {
     kind: 'ClusterIP',
     clusterIPs: [],
     externalName: '',
-    ports: trimPorts(spec.ports, ref, problems),
+    ports: exact(trimPorts(spec.ports, ref, problems)),
     publishNotReadyAddresses:
       spec.publishNotReadyAddresses === true || annotations?.[TOLERATE_UNREADY_ANNOTATION] === 'true',
   };
@@ -43,6 +43,7 @@ export function trimService(obj: KubeObject): TrimResult<ServiceInfo> {
   const kind = clusterIPs(spec, ref, info.clusterIPs, problems);
   if (kind === null) return unusable(ref, 'no valid clusterIP left', problems);
   info.kind = kind;
+  info.clusterIPs = exact(info.clusterIPs);
   return { value: info, problems };
 }
 

@@ -17,18 +17,19 @@ export interface ServerObserver {
   socketError?(transport: Transport, err: unknown): void;
 }
 
-type Hook = (...args: never[]) => void;
+type Hook = (a?: unknown, b?: unknown, c?: unknown, d?: unknown, e?: unknown) => void;
 
 /** Same hooks, bound to their object, never throwing; missing hooks stay undefined. */
 export function guardObserver(o: ServerObserver | undefined): ServerObserver {
   const out: Record<string, Hook | undefined> = {};
   if (o === undefined) return out;
   for (const name of ['response', 'malformed', 'dropped', 'truncated', 'handlerError', 'socketError'] as const) {
-    const fn = o[name] as ((...args: unknown[]) => void) | undefined;
+    const fn = o[name] as Hook | undefined;
     if (typeof fn !== 'function') continue;
-    out[name] = (...args: unknown[]) => {
+    // Fixed arity (no rest array, no apply): `response` runs once per query.
+    out[name] = (a, b, c, d, e) => {
       try {
-        fn.apply(o, args);
+        fn.call(o, a, b, c, d, e);
       } catch {
         // An observer bug must not cost a client its answer.
       }

@@ -1,7 +1,12 @@
-// kube-dns's HTTP endpoints (fastify): /readiness, /healthz, /cache, /metrics.
+// kube-dns's HTTP endpoints: /readiness, /healthz, /cache, /metrics.
+//
+// Plain node:http rather than fastify: four GET routes do not need a framework, and importing
+// fastify costs ~26 MB of RSS (measured on Node 24: 43 → 69 MB), a sixth of the 170 Mi the official
+// manifest gives this container.
 
-import Fastify from 'fastify';
-import type { FastifyInstance } from 'fastify';
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 
 export interface HttpState {
@@ -11,15 +16,53 @@ export interface HttpState {
   registry: Registry;
 }
 
-export function createHttpServer(state: HttpState): FastifyInstance {
-  const app = Fastify({ logger: false, forceCloseConnections: true });
+export interface HttpEndpoints {
+  listen(host: string, port: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+type Route = (state: HttpState) => Promise<{ status: number; type: string; body: string }>;
+
+const routes: Record<string, Route> = {
   // 503 until the first full sync, then 200 "ok" as the original: the Service only routes to a pod that knows the cluster.
-  app.get('/readiness', async (_req, reply) => {
-    if (state.isSynced()) return reply.type('text/plain').send('ok\n');
-    return reply.code(503).type('text/plain').send('waiting for the first sync of cluster objects\n');
-  });
-  app.get('/healthz', async (_req, reply) => reply.type('text/plain').send('ok\n'));
-  app.get('/cache', async (_req, reply) => reply.type('application/json').send(JSON.stringify(state.cache(), null, '\t')));
-  app.get('/metrics', async (_req, reply) => reply.type(state.registry.contentType).send(await state.registry.metrics()));
-  return app;
+  '/readiness': async (s) =>
+    s.isSynced()
+      ? { status: 200, type: 'text/plain', body: 'ok\n' }
+      : { status: 503, type: 'text/plain', body: 'waiting for the first sync of cluster objects\n' },
+  '/healthz': async () => ({ status: 200, type: 'text/plain', body: 'ok\n' }),
+  '/cache': async (s) => ({ status: 200, type: 'application/json', body: JSON.stringify(s.cache(), null, '\t') }),
+  '/metrics': async (s) => ({ status: 200, type: s.registry.contentType, body: await s.registry.metrics() }),
+};
+
+function handle(state: HttpState, req: IncomingMessage, res: ServerResponse): void {
+  const path = (req.url ?? '/').split('?')[0];
+  const route = Object.hasOwn(routes, path) ? routes[path] : null;
+  if (route === null) {
+    res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+    return;
+  }
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD' }).end('method not allowed\n');
+    return;
+  }
+  route(state).then(
+    (r) => res.writeHead(r.status, { 'content-type': r.type }).end(req.method === 'HEAD' ? undefined : r.body),
+    (err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`${err.message}\n`),
+  );
+}
+
+export function createHttpEndpoints(state: HttpState): HttpEndpoints {
+  const server: Server = createServer((req, res) => handle(state, req, res));
+  return {
+    listen: (host, port) =>
+      new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
+      }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }

@@ -5,6 +5,7 @@ import client from 'prom-client';
 import { Type, rcodeName, typeName } from '../dns/constants.ts';
 import type { ServerObserver } from '../dns/server.ts';
 import type { System } from './resolver.ts';
+import { FastHistogram } from './histogram.ts';
 
 /** Query types with their own label value; everything else is "other" (bounded cardinality). */
 const TRACKED_TYPES = [Type.A, Type.AAAA, Type.SRV, Type.PTR, Type.CNAME, Type.TXT, Type.SOA, Type.NS, Type.MX, Type.ANY, Type.HINFO, Type.AXFR, Type.IXFR];
@@ -69,7 +70,7 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
       flushedCacheHits = cacheHits;
     },
   });
-  const duration = new client.Histogram({
+  const duration = new FastHistogram({
     name: 'kubedns_dns_request_duration_seconds',
     help: 'Time from receiving a query to sending its response.',
     buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],

@@ -16,7 +16,7 @@ import { createLogger } from '../log/log.ts';
 import { Resolver } from './resolver.ts';
 import { applyUpstreams } from './upstreams.ts';
 import { createKubeDnsMetrics } from './metrics.ts';
-import { createHttpServer } from './http.ts';
+import { createHttpEndpoints } from './http.ts';
 
 export interface KubeDnsOptions {
   domain: string;
@@ -105,12 +105,12 @@ export async function runKubeDns(o: KubeDnsOptions): Promise<RunningKubeDns> {
 
   const bound = await server.listen();
   log.info('DNS listening', { address: bound.address, port: bound.port, domain: o.domain });
-  const http = createHttpServer({ isSynced: () => store.hasSynced, cache: () => cacheJSON(zone.root, zone.domain, zone.ttl), registry: metrics.registry });
-  await http.listen({ host: o.httpBindAddress, port: o.healthzPort });
-  const httpPort = (http.server.address() as { port: number }).port;
+  const httpState = { isSynced: () => store.hasSynced, cache: () => cacheJSON(zone.root, zone.domain, zone.ttl), registry: metrics.registry };
+  const http = createHttpEndpoints(httpState);
+  const httpPort = await http.listen(o.httpBindAddress, o.healthzPort);
   log.info('HTTP listening', { address: o.httpBindAddress, port: httpPort, paths: '/readiness,/healthz,/cache,/metrics' });
-  const extra = o.prometheusPort ? createHttpServer({ isSynced: () => store.hasSynced, cache: () => cacheJSON(zone.root, zone.domain, zone.ttl), registry: metrics.registry }) : null;
-  if (extra) await extra.listen({ host: o.httpBindAddress, port: o.prometheusPort! });
+  const extra = o.prometheusPort ? createHttpEndpoints(httpState) : null;
+  if (extra) log.info('HTTP listening', { address: o.httpBindAddress, port: await extra.listen(o.httpBindAddress, o.prometheusPort!), from: 'PROMETHEUS_PORT' });
 
   log.info('reading cluster objects', { source: o.source.describe() });
   await o.source.start(store);

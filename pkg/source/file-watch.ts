@@ -4,6 +4,7 @@
 // filesystems, a directory that does not exist yet, symlinks pointing elsewhere). Both only schedule a
 // debounced read; the read delivers the text when it differs from the last text delivered.
 
+import { createHash } from 'node:crypto';
 import { watch } from 'node:fs';
 import type { FSWatcher } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
@@ -46,7 +47,8 @@ export class FileWatch {
   /** ino:size:mtime of what was read last; null while the file is unreadable. */
   private signature: string | null = null;
   private racy = false;
-  private lastText: string | null = null;
+  /** SHA-1 of the text delivered last: the text itself is not kept (a large cluster file is megabytes). */
+  private lastDigest: string | null = null;
   private unreadable = false;
 
   constructor(path: string, opts: FileWatchOptions) {
@@ -167,8 +169,9 @@ export class FileWatch {
       return;
     }
     this.unreadable = false;
-    if (this.stopped || text === this.lastText) return;
-    this.lastText = text;
+    const digest = createHash('sha1').update(text).digest('base64');
+    if (this.stopped || digest === this.lastDigest) return;
+    this.lastDigest = digest;
     try {
       this.opts.onContent(text);
     } catch (e) {

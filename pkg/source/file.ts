@@ -101,12 +101,13 @@ export class FileSource implements Source {
     let updated = 0;
     let deleted = 0;
     for (const o of parsed.objects) {
-      next.set(o.key, o);
+      // Keep only what a later diff needs: the digest and the object's identity, not the whole object.
+      next.set(o.key, { kind: o.kind, key: o.key, digest: o.digest, object: { metadata: { name: o.object.metadata.name, namespace: o.object.metadata.namespace } } });
       const before = this.current.get(o.key);
       if (!before) {
         added++;
         sink.event({ type: 'add', kind: o.kind, object: o.object });
-      } else if (before.json !== o.json) {
+      } else if (before.digest !== o.digest) {
         updated++;
         sink.event({ type: 'update', kind: o.kind, object: o.object });
       }

@@ -5,10 +5,10 @@
 import { Class, Rcode, Type } from '../dns/constants.ts';
 import type { ResourceRecord, SoaData } from '../dns/message.ts';
 import type { EndpointSetInfo, ServiceInfo } from '../cluster/model.ts';
-import { buildServiceRecords } from './records.ts';
-import { TreeNode, findNode, insertRecord, removeOwner } from './tree.ts';
-import type { ZoneRecord } from './tree.ts';
-import { answerFromNode, podLookup } from './answer.ts';
+import { buildServiceView, isEmptyView } from './service-view.ts';
+import type { ServiceView } from './service-view.ts';
+import { TreeNode, ensurePath, removeView, walk } from './tree.ts';
+import { answerFromNode, answerFromView, podLookup } from './answer.ts';
 
 export type PodRecordsMode = 'insecure' | 'disabled';
 
@@ -31,28 +31,27 @@ export interface LookupResult {
   chase: string | null;
 }
 
+/** A reverse-map entry: the address belongs to this service (as endpoint `host`, or as the service). */
+export interface PtrRef {
+  view: ServiceView;
+  host: string | null;
+}
+
 export const DNS_VERSION = '1.1.0';
 /** TTL of the dns-version TXT record, as the spec's example shows. */
 const DNS_VERSION_TTL = 28800;
 const MAX_CNAME_CHAIN = 8;
-const APEX_OWNER = ' apex';
-
-interface Published {
-  names: string[][];
-  ptrIPs: string[];
-  clusterIPs: string[];
-}
 
 export class Zone {
   readonly domain: string;
   readonly ttl: number;
   readonly podRecords: PodRecordsMode;
   readonly root = new TreeNode(true);
-  /** IP → PTR targets, with the service that published each. */
-  readonly reverseMap = new Map<string, { owner: string; target: string }[]>();
+  /** IP → the services (and endpoint names) it belongs to. */
+  readonly reverseMap = new Map<string, PtrRef[]>();
   /** ClusterIP → service key. */
   readonly clusterIPMap = new Map<string, string>();
-  private readonly published = new Map<string, Published>();
+  private readonly views = new Map<string, ServiceView>();
   private readonly suffix: string;
   private readonly now: () => number;
   private soaSerial: number;
@@ -66,10 +65,10 @@ export class Zone {
     this.soaSerial = this.now();
     this.root.ensureChild('svc', true);
     if (opts.podRecords === 'insecure') this.root.ensureChild('pod', true);
-    this.root.add(APEX_OWNER, { type: Type.NS, data: { target: `ns.dns.${opts.domain}` } });
+    this.root.records = [{ type: Type.NS, data: { target: `ns.dns.${opts.domain}` } }];
     // ns.dns.<zone> exists (the NS target) so that asking for it is NODATA, not NXDOMAIN.
     this.root.ensureChild('dns', true).ensureChild('ns', true);
-    insertRecord(this.root, ['dns-version'], APEX_OWNER, { type: Type.TXT, data: { texts: [DNS_VERSION] } });
+    this.root.ensureChild('dns-version', true).records = [{ type: Type.TXT, data: { texts: [DNS_VERSION] } }];
   }
 
   get serial(): number {
@@ -92,35 +91,43 @@ export class Zone {
     if (changed) this.soaSerial = Math.max(this.now(), this.soaSerial + 1);
   }
 
+  private static labelsOf(key: string): string[] {
+    const [ns, name] = key.split('/');
+    return [name, ns, 'svc'];
+  }
+
   private unpublish(key: string): void {
-    const old = this.published.get(key);
+    const old = this.views.get(key);
     if (!old) return;
-    this.published.delete(key);
-    for (const labels of old.names) removeOwner(this.root, labels, key);
-    for (const ip of old.ptrIPs) {
-      const list = this.reverseMap.get(ip)?.filter((p) => p.owner !== key);
+    this.views.delete(key);
+    removeView(this.root, Zone.labelsOf(key));
+    for (const ip of old.addresses) {
+      const list = this.reverseMap.get(ip)?.filter((p) => p.view !== old);
       if (list && list.length > 0) this.reverseMap.set(ip, list);
       else this.reverseMap.delete(ip);
+      if (this.clusterIPMap.get(ip) === key) this.clusterIPMap.delete(ip);
     }
-    for (const ip of old.clusterIPs) if (this.clusterIPMap.get(ip) === key) this.clusterIPMap.delete(ip);
   }
 
   private publish(key: string, svc: ServiceInfo, sets: EndpointSetInfo[]): void {
-    const { records, ptrs } = buildServiceRecords(svc, sets, this.domain);
-    const names = new Map<string, string[]>();
-    for (const r of records) {
-      insertRecord(this.root, r.labels, key, r.record);
-      names.set(r.labels.join('.'), r.labels);
+    const view = buildServiceView(key, svc, sets, this.domain);
+    if (isEmptyView(view)) return;
+    this.views.set(key, view);
+    ensurePath(this.root, Zone.labelsOf(key)).view = view;
+    if (view.hosts) {
+      for (const host of view.hosts) for (const ip of host.ips) this.addPtr(ip, { view, host: host.name });
+    } else {
+      for (const ip of view.addresses) {
+        this.addPtr(ip, { view, host: null });
+        this.clusterIPMap.set(ip, key);
+      }
     }
-    const ptrIPs: string[] = [];
-    for (const p of ptrs) {
-      const list = this.reverseMap.get(p.ip);
-      if (list) list.push({ owner: key, target: p.target });
-      else this.reverseMap.set(p.ip, [{ owner: key, target: p.target }]);
-      ptrIPs.push(p.ip);
-    }
-    for (const ip of svc.clusterIPs) this.clusterIPMap.set(ip, key);
-    this.published.set(key, { names: [...names.values()], ptrIPs, clusterIPs: svc.clusterIPs });
+  }
+
+  private addPtr(ip: string, ref: PtrRef): void {
+    const list = this.reverseMap.get(ip);
+    if (list) list.push(ref);
+    else this.reverseMap.set(ip, [ref]);
   }
 
   soaRecord(): ResourceRecord {
@@ -146,14 +153,15 @@ export class Zone {
     const result: LookupResult = { rcode: Rcode.NOERROR, aa: true, answers: [], authorities: [], additionals: [], chase: null };
     let name = qname;
     for (let hop = 0; hop <= MAX_CNAME_CHAIN; hop++) {
-      const step = this.lookupOne(name, qtype, result);
-      if (step === null) break;
-      if (!this.contains(step)) {
-        if (qtype === Type.A || qtype === Type.AAAA) result.chase = step;
+      const next = this.lookupOne(name, qtype, result);
+      if (next === null) break;
+      if (!this.contains(next)) {
+        if (qtype === Type.A || qtype === Type.AAAA) result.chase = next;
         break;
       }
-      name = step;
+      name = next;
     }
+    if (qtype === Type.SRV) this.addGlue(result);
     if (result.answers.length === 0 || result.rcode !== Rcode.NOERROR) result.authorities.push(this.soaRecord());
     return result;
   }
@@ -165,20 +173,20 @@ export class Zone {
       result.rcode = podLookup(labels, name, qtype, this.ttl, result.answers);
       return null;
     }
-    const node = findNode(this.root, labels);
-    if (!node) {
+    const { node, rest } = walk(this.root, labels);
+    if (node.view) {
+      const step = answerFromView(node.view, labels.slice(0, rest), name, qtype, this.ttl, result.answers);
+      result.rcode = step.rcode;
+      return step.cname;
+    }
+    if (rest > 0) {
       result.rcode = Rcode.NXDOMAIN;
       return null;
     }
     result.rcode = Rcode.NOERROR;
-    if (labels.length === 0 && qtype === Type.SOA) {
-      result.answers.push(this.soaRecord());
-      return null;
-    }
-    const ttl = labels.length === 1 && labels[0] === 'dns-version' ? DNS_VERSION_TTL : this.ttl;
-    const cname = answerFromNode(node, name, qtype, ttl, result.answers);
-    if (qtype === Type.SRV) this.addGlue(result);
-    return cname;
+    if (labels.length === 0 && (qtype === Type.SOA || qtype === Type.ANY)) result.answers.push(this.soaRecord());
+    else answerFromNode(node, name, qtype, node === this.root.child('dns-version') ? DNS_VERSION_TTL : this.ttl, result.answers);
+    return null;
   }
 
   /** A/AAAA of in-zone SRV targets go in the additional section. */
@@ -189,19 +197,24 @@ export class Zone {
       const target = (rr.data as { target: string }).target;
       if (seen.has(target) || !this.contains(target)) continue;
       seen.add(target);
-      const node = findNode(this.root, this.relativeLabels(target));
-      node?.forEach(undefined, (r: ZoneRecord) => {
-        if (r.type === Type.A || r.type === Type.AAAA) result.additionals.push({ name: target, type: r.type, class: Class.IN, ttl: this.ttl, data: r.data });
-      });
+      const labels = this.relativeLabels(target);
+      const { node, rest } = walk(this.root, labels);
+      if (!node.view) continue;
+      for (const type of [Type.A, Type.AAAA]) answerFromView(node.view, labels.slice(0, rest), target, type, this.ttl, result.additionals);
     }
   }
 
   /** PTR targets for an IP (canonical text), or an empty list. */
   reverse(ip: string): string[] {
-    return this.reverseMap.get(ip)?.map((p) => p.target) ?? [];
+    return this.reverseMap.get(ip)?.map((p) => (p.host === null ? p.view.fqdn : `${p.host}.${p.view.fqdn}`)) ?? [];
+  }
+
+  /** Every service view, for the /cache page. */
+  serviceViews(): IterableIterator<ServiceView> {
+    return this.views.values();
   }
 
   counts(): { services: number; ptrs: number; clusterIPs: number } {
-    return { services: this.published.size, ptrs: this.reverseMap.size, clusterIPs: this.clusterIPMap.size };
+    return { services: this.views.size, ptrs: this.reverseMap.size, clusterIPs: this.clusterIPMap.size };
   }
 }

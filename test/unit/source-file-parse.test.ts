@@ -24,7 +24,20 @@ t.test('a multi-document stream', async (t) => {
   ], 'the trailing empty document is no object and no error');
   t.equal(p.objects[1].kind, 'EndpointSlice');
   t.same(p.objects[1].object.metadata.labels, { 'kubernetes.io/service-name': 'web' });
-  t.equal(p.objects[0].json, JSON.stringify(p.objects[0].object));
+  t.not(p.objects[0].digest, p.objects[1].digest, 'objects are told apart by digest');
+});
+
+t.test('JSON takes the fast road; its syntax errors still carry line and column', async (t) => {
+  const json = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec: { clusterIP: '10.0.0.1' } }] }, null, 2);
+  const p = parseClusterFile(json);
+  t.same(p.objects.map((o) => o.key), ['Service/default/web']);
+  t.equal(p.objects[0].digest, parseClusterFile(json.replace(/\n\s*/g, '')).objects[0].digest, 'formatting does not change the digest');
+  const err = t.throws(() => parseClusterFile('{\n  "kind": "List",\n  "items": [,]\n}\n')) as ClusterFileError;
+  t.equal(err.code, 'SOURCE_ERR_CLUSTER_FILE');
+  t.equal(err.line, 3, 'broken JSON is located by the YAML parser');
+  t.match(err.message, /syntax error/);
+  const noKind = t.throws(() => parseClusterFile('{"apiVersion": "v1", "kind": "List", "items": [{"metadata": {"name": "x"}}]}')) as ClusterFileError;
+  t.match(noKind.reason, /List item #1 has no kind/);
 });
 
 t.test('a v1 List, with kinds DNS does not read skipped', async (t) => {
@@ -81,7 +94,7 @@ t.test('malformed documents reject the whole text, with line and column', async 
   const cases: Array<[string, string, number, number, RegExp]> = [
     ['syntax error', good + 'kind: Service\nmetadata:\n  name: b\n   bad: [\n', 6, 0, /^YAML syntax error: /],
     ['tab indentation', good + 'kind: Service\n\tmetadata: {}\n', 5, 1, /^YAML syntax error: .*[Tt]ab/],
-    ['duplicate key (JSON)', '{"kind": "Service",\n "kind": "Endpoints", "metadata": {"name": "a"}}', 2, 2, /^YAML syntax error: .*unique/],
+    ['duplicate key', 'kind: Service\nkind: Endpoints\nmetadata: {name: a}\n', 2, 1, /^YAML syntax error: .*unique/],
     ['a scalar document', good + 'just text\n', 4, 1, /^document #2 is a string, not a Kubernetes object$/],
     ['a sequence document', good + '- kind: Service\n', 4, 1, /^document #2 is a sequence, not a Kubernetes object$/],
     ['no kind', good + 'metadata: {name: b}\n', 4, 1, /^document #2 has no kind$/],

@@ -82,7 +82,7 @@ t.test('initial load, then edits in place: add, update, delete', async (t) => {
   const update = sink.batches[1][0];
   t.same((update.object.spec as { clusterIP: string }).clusterIP, '10.0.0.20', 'an update carries the new object');
   const deleted = sink.batches[1][2];
-  t.same((deleted.object.spec as { clusterIP: string }).clusterIP, '10.0.0.3', 'a delete carries the last object');
+  t.same(deleted.object.metadata, { name: 'c', namespace: 'default' }, "a delete carries the object's identity");
   t.same(source.stats, { loads: 2, rejectedLoads: 0, objects: 3 });
   t.equal(sink.syncedCalls, 1, 'synced is called once only');
 
