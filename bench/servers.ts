@@ -45,9 +45,15 @@ function stopper(child: ChildProcess): () => Promise<void> {
   };
 }
 
+/** The Node flags kube-dns runs with in production: those of its bin's shebang line. */
+export function productionNodeFlags(): string[] {
+  const shebang = readFileSync(join(repoRoot, 'dist/cmd/kube-dns/main.js'), 'utf8').split('\n')[0];
+  return shebang.replace(/^#!\S*env -S node\s*/, '').split(/\s+/).filter(Boolean);
+}
+
 export async function startKubeDns(dir: string, clusterFile: string, extra: string[] = []): Promise<Running & { syncMs: number }> {
   const started = Date.now();
-  const child = spawn(process.execPath, ['--max-semi-space-size=8', join(repoRoot, 'dist/cmd/kube-dns/main.js'), `--cluster-file=${clusterFile}`, '--dns-bind-address=127.0.0.1', '--http-bind-address=127.0.0.1', '--dns-port=0', '--healthz-port=0', `--resolv-conf=${join(dir, 'resolv.conf')}`, ...extra], {
+  const child = spawn(process.execPath, [...productionNodeFlags(), join(repoRoot, 'dist/cmd/kube-dns/main.js'), `--cluster-file=${clusterFile}`, '--dns-bind-address=127.0.0.1', '--http-bind-address=127.0.0.1', '--dns-port=0', '--healthz-port=0', `--resolv-conf=${join(dir, 'resolv.conf')}`, ...extra], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stop = stopper(child);

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=8
+#!/usr/bin/env -S node --max-semi-space-size=2 --optimize-for-size
 // kube-dns: flags → pkg/kubedns. Nothing else lives here.
 
 import { parseOrExit } from '../../pkg/flags/flags.ts';
