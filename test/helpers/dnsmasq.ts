@@ -1,7 +1,7 @@
 // A real dnsmasq (Debian dnsmasq-base) on 127.0.0.1 serving fixed names: the upstream that tests
-// forward to. Each instance has its own port, pid file and hosts file, and is stopped by pid.
+// forward to. Each instance has its own port and hosts file, and is stopped in t.teardown.
 
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -15,31 +15,45 @@ export interface Dnsmasq {
   pid: number;
 }
 
-/** `hosts`: lines of a hosts file ("192.0.2.53 www.example.com"); `extra`: more dnsmasq options. */
+/**
+ * `hosts`: lines of a hosts file ("192.0.2.53 www.example.com"); `extra`: more dnsmasq options
+ * (e.g. `--address=/example.test/192.0.2.7`). Resolves once dnsmasq has read the hosts file.
+ */
 export async function startDnsmasq(t: Test, hosts: string[], extra: string[] = []): Promise<Dnsmasq> {
   const dir = mkdtempSync(join(tmpdir(), 'kdt-dnsmasq-'));
-  writeFileSync(join(dir, 'hosts'), hosts.join('\n') + '\n');
-  const port = await freePort();
-  const args = ['--keep-in-foreground', '--conf-file=/dev/null', `--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--no-resolv', '--no-hosts', `--addn-hosts=${join(dir, 'hosts')}`, `--pid-file=${join(dir, 'pid')}`, '--user=root', '--log-facility=-', ...extra];
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const hostsFile = join(dir, 'hosts');
+  writeFileSync(hostsFile, hosts.join('\n') + '\n');
+  // The free port can be taken again before dnsmasq binds it: then try another.
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    const started = await run(t, port, hostsFile, extra);
+    if (typeof started === 'number') return { port, pid: started };
+    if (attempt >= 5 || !/in use/.test(started.log)) throw new Error(`dnsmasq did not start: ${started.log}`);
+  }
+}
+
+/** One dnsmasq process: its pid once it has read `hostsFile`, or its log if it stopped first. */
+async function run(t: Test, port: number, hostsFile: string, extra: string[]): Promise<number | { log: string }> {
+  // --user=root: no drop to nobody, so the test's own temp files stay readable.
+  const args = ['--keep-in-foreground', '--conf-file=/dev/null', `--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--no-resolv', '--no-hosts', `--addn-hosts=${hostsFile}`, '--pid-file=', '--user=root', '--log-facility=-', ...extra];
   const child = spawn(DNSMASQ, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  child.stderr!.on('data', (d) => (err += d));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   t.teardown(async () => {
-    child.kill('SIGTERM');
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited;
   });
-  // dnsmasq logs "started" once it has bound its sockets.
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`dnsmasq did not start: ${err}`)), 10_000);
-    const check = () => {
-      if (/started/.test(err)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stderr!.on('data', check);
-    child.once('exit', () => reject(new Error(`dnsmasq exited: ${err}`)));
+  let log = '';
+  const guard = setTimeout(() => child.kill('SIGTERM'), 10_000); // never wait forever for the log line
+  const ready = await new Promise<boolean>((resolve) => {
+    child.stderr!.on('data', (chunk: Buffer) => {
+      log += chunk.toString();
+      // "read <file> - N names" comes after "started": the names are being served.
+      if (log.includes(`read ${hostsFile} - `)) resolve(true);
+      if (/failed to load names/.test(log)) child.kill('SIGTERM');
+    });
+    void exited.then(() => resolve(false));
   });
-  return { port, pid: child.pid! };
+  clearTimeout(guard);
+  return ready ? child.pid! : { log };
 }

@@ -3,7 +3,7 @@ import dgram from 'node:dgram';
 import { Class, Type } from '../../pkg/dns/constants.ts';
 import { encodeMessage, parseMessage } from '../../pkg/dns/codec.ts';
 import type { Message } from '../../pkg/dns/message.ts';
-import { dig } from './dns-helpers.ts';
+import { dig } from '../helpers/dig.ts';
 
 // dig (BIND's encoder and decoder) as a second independent implementation: our decoder reads
 // the query bytes dig sends, and dig reads the answer our encoder builds.
@@ -38,7 +38,7 @@ t.test('we read dig\'s query and dig reads our answer', async (t) => {
     sock.send(encodeMessage(r).bytes, rinfo.port, rinfo.address);
   });
 
-  const out = await dig(port, '+dnssec', '+bufsize=1232', '+nocmd', '+nostats', '_https._tcp.Web.Example', 'SRV');
+  const { raw: out } = await dig(port, '_https._tcp.Web.Example', 'SRV', ['+dnssec', '+bufsize=1232', '+nocmd', '+nostats']);
   const q = seen as Message | null;
   t.ok(q, 'dig\'s query arrived');
   t.match(q, {

@@ -3,7 +3,8 @@
 import { createSocket } from 'node:dgram';
 import t from 'tap';
 import { Forwarder } from '../../pkg/forward/forward.ts';
-import { makeAnswer, makeQuery, readAnswer, TYPE_A, udpUpstream } from './forward-fixtures.ts';
+import { makeAnswer, makeQuery, readAnswer, TYPE_A } from '../helpers/packets.ts';
+import { udpUpstream } from '../helpers/upstreams.ts';
 
 const GENUINE = '192.0.2.1';
 const FORGED = '203.0.113.66';

@@ -2,8 +2,9 @@
 import t from 'tap';
 import type { Test } from 'tap';
 import { Forwarder } from '../../pkg/forward/forward.ts';
-import { answering, makeAnswer, makeQuery, readAnswer, tcpUpstream, udpUpstream } from './forward-fixtures.ts';
-import type { UdpUpstream } from './forward-fixtures.ts';
+import { makeAnswer, makeQuery, readAnswer } from '../helpers/packets.ts';
+import { answering, tcpUpstream, udpUpstream } from '../helpers/upstreams.ts';
+import type { UdpUpstream } from '../helpers/upstreams.ts';
 
 const many = Array.from({ length: 40 }, (_, i) => `198.51.100.${i + 1}`);
 

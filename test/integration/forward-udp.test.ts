@@ -3,7 +3,8 @@ import t from 'tap';
 import type { Test } from 'tap';
 import { Forwarder, ForwardError } from '../../pkg/forward/forward.ts';
 import type { ForwarderOptions } from '../../pkg/forward/forward.ts';
-import { answering, blackhole, makeAnswer, makeQuery, readAnswer, udpUpstream } from './forward-fixtures.ts';
+import { makeAnswer, makeQuery, readAnswer } from '../helpers/packets.ts';
+import { answering, blackhole, udpUpstream } from '../helpers/upstreams.ts';
 
 function forwarder(t: Test, opts: ForwarderOptions = {}): Forwarder {
   const f = new Forwarder({ timeoutMs: 300, ...opts });

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { dig, answers } from '../helpers/dig.ts';
+import type { DigResult } from '../helpers/dig.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { startKubeDns, yamlDocs, service } from '../helpers/kubedns.ts';
 import { freePort } from '../helpers/ports.ts';
 import { repoRoot } from '../helpers/process.ts';
@@ -20,13 +22,12 @@ async function get(port: number, path: string): Promise<{ status: number; body: 
   return { status: res.status, body: await res.text() };
 }
 
-async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 3000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > until) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/** Asks for the web service until the reply satisfies `ok`, and returns that reply. */
+function webUntil(port: number, ok: (r: DigResult) => boolean, what: string): Promise<DigResult> {
+  return eventually(async () => {
+    const r = await dig(port, 'web.default.svc.cluster.local');
+    return ok(r) && r;
+  }, what, 3000);
 }
 
 t.test('before the first sync: SERVFAIL for the zone, readiness 503; a file that appears later is loaded', async (t) => {
@@ -46,20 +47,20 @@ t.test('edits are served within a second; a broken file keeps the last good stat
   t.same(answers(await dig(kd.dnsPort, 'web.default.svc.cluster.local')), ['10.96.0.5']);
   const before = Date.now();
   writeFileSync(kd.clusterFile, one('10.96.0.6'));
-  const changed = await eventually(() => dig(kd.dnsPort, 'web.default.svc.cluster.local'), (r) => answers(r)[0] === '10.96.0.6');
+  const changed = await webUntil(kd.dnsPort, (r) => answers(r)[0] === '10.96.0.6', 'the edit is served');
   t.same(answers(changed), ['10.96.0.6']);
   t.ok(Date.now() - before < 1500, 'seen within about a second');
   // Editors write a new file and rename it over the old one.
   writeFileSync(join(kd.dir, 'new.yaml'), one('10.96.0.7'));
   renameSync(join(kd.dir, 'new.yaml'), kd.clusterFile);
-  t.same(answers(await eventually(() => dig(kd.dnsPort, 'web.default.svc.cluster.local'), (r) => answers(r)[0] === '10.96.0.7')), ['10.96.0.7']);
+  t.same(answers(await webUntil(kd.dnsPort, (r) => answers(r)[0] === '10.96.0.7', 'the renamed file is served')), ['10.96.0.7']);
   writeFileSync(kd.clusterFile, 'kind: Service\nmetadata: [unclosed\n');
   await kd.program.waitFor(/line[= ]\d+/);
   t.same(answers(await dig(kd.dnsPort, 'web.default.svc.cluster.local')), ['10.96.0.7'], 'last good state kept');
   t.equal((await get(kd.httpPort, '/readiness')).status, 200);
   unlinkSync(kd.clusterFile);
   writeFileSync(kd.clusterFile, yamlDocs(service('default', 'other', 'clusterIP: 10.96.0.9')));
-  t.equal((await eventually(() => dig(kd.dnsPort, 'web.default.svc.cluster.local'), (r) => r.status === 'NXDOMAIN')).status, 'NXDOMAIN', 'deleted service gone');
+  t.equal((await webUntil(kd.dnsPort, (r) => r.status === 'NXDOMAIN', 'the deleted service is gone')).status, 'NXDOMAIN', 'deleted service gone');
 });
 
 t.test('every upstream down: SERVFAIL, not silence', async (t) => {

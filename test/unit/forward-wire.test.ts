@@ -1,7 +1,7 @@
 // The forwarder's in-place question reader, against messages built by dns2 and by hand.
 import t from 'tap';
 import { questionEnd, replyMismatch, sameQuestion } from '../../pkg/forward/wire.ts';
-import { makeAnswer, makeQuery } from '../integration/forward-fixtures.ts';
+import { makeAnswer, makeQuery } from '../helpers/packets.ts';
 
 function header(qdcount = 1): number[] {
   return [0x12, 0x34, 0x01, 0x00, 0x00, qdcount, 0, 0, 0, 0, 0, 0];

@@ -5,6 +5,7 @@ import t from 'tap';
 import type { Test } from 'tap';
 import { createLogger, setSink } from '../../pkg/log/log.ts';
 import { FileSource } from '../../pkg/source/file.ts';
+import { eventually } from '../helpers/eventually.ts';
 import type { SourceEvent, SourceSink } from '../../pkg/source/source.ts';
 
 // Log lines as a user sees them on stderr.
@@ -32,18 +33,6 @@ class RecordingSink implements SourceSink {
       .slice(from)
       .map((b) => b.map((e) => `${e.type} ${e.kind} ${e.object.metadata.namespace ?? 'default'}/${e.object.metadata.name}`));
   }
-}
-
-/** Polls until `ready()` holds. The bound is generous: this checks delivery, not speed. */
-async function waitFor(t: Test, what: string, ready: () => boolean, limitMs = 5000): Promise<number> {
-  const start = Date.now();
-  while (!ready()) {
-    if (Date.now() - start > limitMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  const ms = Date.now() - start;
-  t.comment(`${what}: after ${ms} ms`);
-  return ms;
 }
 
 function tempDir(t: Test): string {
@@ -77,7 +66,7 @@ t.test('initial load, then edits in place: add, update, delete', async (t) => {
   t.same(source.stats, { loads: 1, rejectedLoads: 0, objects: 3 });
 
   writeFileSync(file, stream(svc('a', '10.0.0.1'), svc('b', '10.0.0.20'), svc('d', '10.0.0.4')));
-  await waitFor(t, 'the edit', () => sink.batches.length === 2);
+  await eventually(() => sink.batches.length === 2, 'the edit');
   t.same(sink.summary(1), [['update Service default/b', 'add Service default/d', 'delete Service default/c']]);
   const update = sink.batches[1][0];
   t.same((update.object.spec as { clusterIP: string }).clusterIP, '10.0.0.20', 'an update carries the new object');
@@ -88,7 +77,7 @@ t.test('initial load, then edits in place: add, update, delete', async (t) => {
 
   // The same objects with different formatting are no change: no events, no flush.
   writeFileSync(file, '# reformatted\n' + stream(svc('a', '10.0.0.1'), svc('b', '10.0.0.20'), svc('d', '10.0.0.4')));
-  await waitFor(t, 'the reformatted load', () => source.stats.loads === 3);
+  await eventually(() => source.stats.loads === 3, 'the reformatted load');
   t.equal(sink.batches.length, 2, 'nothing emitted');
 });
 
@@ -102,7 +91,7 @@ t.test('an editor replacing the file (write elsewhere, rename over)', async (t) 
   const tmp = join(dir, '.cluster.yaml.swp');
   writeFileSync(tmp, svc('a', '10.0.0.9'));
   renameSync(tmp, file);
-  await waitFor(t, 'the replaced file', () => sink.batches.length === 2);
+  await eventually(() => sink.batches.length === 2, 'the replaced file');
   t.same(sink.summary(1), [['update Service default/a']]);
 });
 
@@ -122,7 +111,7 @@ t.test('a ConfigMap volume swapping its ..data symlink', async (t) => {
   symlinkSync('..2026_01_01_00_01_00.2', join(dir, '..data_tmp'));
   renameSync(join(dir, '..data_tmp'), join(dir, '..data'));
   rmSync(join(dir, '..2026_01_01_00_00_00.1'), { recursive: true });
-  await waitFor(t, 'the swapped volume', () => sink.batches.length === 2);
+  await eventually(() => sink.batches.length === 2, 'the swapped volume');
   t.same(sink.summary(1), [['add Service default/b', 'delete Service default/a']]);
 });
 
@@ -138,7 +127,7 @@ t.test('a symlink to a file in another directory: the stat poll sees edits fs.wa
 
   // Only 'elsewhere' changes, so no event reaches the watch on 'watched'.
   writeFileSync(target, svc('a', '10.0.0.1') + '---\n' + svc('b', '10.0.0.2'));
-  await waitFor(t, 'the edit behind the symlink', () => sink.batches.length === 2);
+  await eventually(() => sink.batches.length === 2, 'the edit behind the symlink');
   t.same(sink.summary(1), [['add Service default/b']]);
 });
 
@@ -151,7 +140,7 @@ t.test('broken YAML keeps the last good state and says where', async (t) => {
 
   const logged = logLines.length;
   writeFileSync(file, svc('a', '10.0.0.1') + '---\nkind: Service\nmetadata:\n  name: b\n   oops: [\n');
-  await waitFor(t, 'the rejection', () => source.stats.rejectedLoads === 1);
+  await eventually(() => source.stats.rejectedLoads === 1, 'the rejection');
   const errors = logLines.slice(logged).filter((l) => / E test\/file-source: cluster file rejected/.test(l));
   t.equal(errors.length, 1, 'one error line');
   t.match(errors[0], `path=${file}`);
@@ -159,7 +148,7 @@ t.test('broken YAML keeps the last good state and says where', async (t) => {
   t.match(errors[0], /error="YAML syntax error: /);
 
   writeFileSync(file, svc('a', '10.0.0.1') + '---\nkind: Service\nmetadata:\n  namespace: x\n');
-  await waitFor(t, 'the second rejection', () => source.stats.rejectedLoads === 2);
+  await eventually(() => source.stats.rejectedLoads === 2, 'the second rejection');
   t.match(logLines.at(-1), / line=9 col=1 error="Service document #2 has no metadata.name"/);
 
   t.equal(sink.batches.length, 1, 'nothing emitted for broken files');
@@ -167,7 +156,7 @@ t.test('broken YAML keeps the last good state and says where', async (t) => {
 
   // Fixed: the diff is against the last good load (a and b), so only c is new.
   writeFileSync(file, stream(svc('a', '10.0.0.1'), svc('b', '10.0.0.2'), svc('c', '10.0.0.3')));
-  await waitFor(t, 'the fixed file', () => sink.batches.length === 2);
+  await eventually(() => sink.batches.length === 2, 'the fixed file');
   t.same(sink.summary(1), [['add Service default/c']]);
 });
 
@@ -188,7 +177,7 @@ t.test('a List and JSON', async (t) => {
     ],
   };
   writeFileSync(file, JSON.stringify(list, null, 2));
-  await waitFor(t, 'the JSON List', () => sink.batches.length === 2);
+  await eventually(() => sink.batches.length === 2, 'the JSON List');
   t.same(sink.summary(1), [[
     'update Service default/kubernetes',
     'add ConfigMap kube-system/kube-dns',
@@ -209,15 +198,15 @@ t.test('a missing file is waited for', async (t) => {
   t.match(errors[0], /ENOENT/);
 
   writeFileSync(file, svc('a', '10.0.0.1'));
-  await waitFor(t, 'the file that appeared', () => sink.syncedCalls === 1);
+  await eventually(() => sink.syncedCalls === 1, 'the file that appeared');
   t.same(sink.summary(), [['add Service default/a']]);
   t.equal(source.stats.loads, 1);
 
   // Gone again: the last good state stays; back with new content: loaded.
   rmSync(file);
-  await waitFor(t, 'the second unreadable line', () => logLines.some((l) => l.includes('keeping the last good state; retrying')));
+  await eventually(() => logLines.some((l) => l.includes('keeping the last good state; retrying')), 'the second unreadable line');
   writeFileSync(file, svc('b', '10.0.0.2'));
-  await waitFor(t, 'the file back', () => sink.batches.length === 2);
+  await eventually(() => sink.batches.length === 2, 'the file back');
   t.same(sink.summary(1), [['add Service default/b', 'delete Service default/a']]);
 });
 
@@ -228,11 +217,11 @@ t.test('a missing directory is waited for', async (t) => {
   await startSource(t, join(sub, 'cluster.yaml'), sink);
   mkdirSync(sub);
   writeFileSync(join(sub, 'cluster.yaml'), svc('a', '10.0.0.1'));
-  await waitFor(t, 'the file in the new directory', () => sink.syncedCalls === 1);
+  await eventually(() => sink.syncedCalls === 1, 'the file in the new directory');
   // Now watched: a rename-over in the new directory is seen too.
   writeFileSync(join(sub, 'tmp'), svc('a', '10.0.0.2'));
   renameSync(join(sub, 'tmp'), join(sub, 'cluster.yaml'));
-  await waitFor(t, 'the edit', () => sink.batches.length === 2);
+  await eventually(() => sink.batches.length === 2, 'the edit');
   t.same(sink.summary(1), [['update Service default/a']]);
 });
 
