@@ -12,7 +12,8 @@ function configError(fn: () => unknown): ConfigError {
 }
 
 t.test('empty or absent data gives the defaults', async (t) => {
-  for (const data of [{}, { stubDomains: '', upstreamNameservers: '  ', federations: '' }, { stubDomains: 'null', upstreamNameservers: 'null' }]) {
+  const cases: Record<string, string>[] = [{}, { stubDomains: '', upstreamNameservers: '  ', federations: '' }, { stubDomains: 'null', upstreamNameservers: 'null' }];
+  for (const data of cases) {
     const c = parseConfig(data);
     t.equal(c.stubDomains.size, 0);
     t.same(c.upstreamNameservers, []);
