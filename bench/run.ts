@@ -1,53 +1,67 @@
-// npm run bench: kube-dns vs dnsmasq (hosts file with the same names) under dnsperf, side by side,
-// alternated over several rounds, at 2,000 and 50,000 services; then RSS with 10,000 services and
-// 50,000 endpoints. Writes bench/results/<date>.{json,md}. Ratios matter: the machine is shared.
+// npm run bench: kube-dns vs dnsmasq (a hosts file with the same names) and vs a bare Node UDP
+// socket answering pre-encoded replies (the ceiling for any Node server here), under dnsperf, side
+// by side, alternated over several rounds, at 2,000 and 50,000 services; latency percentiles at a
+// fixed offered load; then RSS with 10,000 services and 50,000 endpoints.
+// Writes bench/results/kubedns-<date>.{json,md}. Ratios matter: the machine is shared.
 
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
 import { makeCluster } from './fixtures.ts';
-import { dnsperf } from './dnsperf.ts';
-import type { PerfResult } from './dnsperf.ts';
-import { repoRoot, rssMiB, startDnsmasq, startKubeDns } from './servers.ts';
+import { dnsperf, dnsperfLatency } from './dnsperf.ts';
+import type { LatencyResult, PerfResult } from './dnsperf.ts';
+import { repoRoot, rssMiB, startBareUdp, startDnsmasq, startKubeDns } from './servers.ts';
+import type { Running } from './servers.ts';
 import { freePort } from '../test/helpers/ports.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
+/** Offered load for the latency runs: well under every server's ceiling. */
+const LATENCY_RATE = Number(process.env.BENCH_LATENCY_RATE ?? 20_000);
+const SERVERS = ['kube-dns', 'dnsmasq', 'bare-node'] as const;
+type ServerName = (typeof SERVERS)[number];
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 interface QpsCase {
   services: number;
-  kubedns: PerfResult[];
-  dnsmasq: PerfResult[];
-  kubednsRssMiB: number;
-  dnsmasqRssMiB: number;
+  runs: Record<ServerName, PerfResult[]>;
+  latency: Record<ServerName, LatencyResult>;
+  rssMiB: Record<ServerName, number>;
   kubednsSyncMs: number;
 }
 
 async function qpsCase(services: number): Promise<QpsCase> {
   const dir = mkdtempSync(join(tmpdir(), `kdt-bench-${services}-`));
   const c = makeCluster(services);
+  const queries = join(dir, 'queries');
   writeFileSync(join(dir, 'cluster.json'), c.yaml);
   writeFileSync(join(dir, 'hosts'), c.hosts);
-  writeFileSync(join(dir, 'queries'), c.queries);
+  writeFileSync(queries, c.queries);
   const kd = await startKubeDns(dir, join(dir, 'cluster.json'));
-  const dm = await startDnsmasq(dir, join(dir, 'hosts'), await freePort());
-  const out: QpsCase = { services, kubedns: [], dnsmasq: [], kubednsRssMiB: 0, dnsmasqRssMiB: 0, kubednsSyncMs: kd.syncMs };
+  const servers: Record<ServerName, Running> = {
+    'kube-dns': kd,
+    dnsmasq: await startDnsmasq(dir, join(dir, 'hosts'), await freePort()),
+    'bare-node': await startBareUdp(join(dir, 'hosts'), await freePort()),
+  };
+  const out: QpsCase = {
+    services,
+    runs: { 'kube-dns': [], dnsmasq: [], 'bare-node': [] },
+    latency: {} as QpsCase['latency'],
+    rssMiB: {} as QpsCase['rssMiB'],
+    kubednsSyncMs: kd.syncMs,
+  };
   try {
-    // Warm both (kube-dns pre-encodes answers on first ask), then alternate.
-    await dnsperf(kd.port, join(dir, 'queries'), 2);
-    await dnsperf(dm.port, join(dir, 'queries'), 2);
+    // Warm every server (kube-dns pre-encodes answers on first ask), then alternate.
+    for (const name of SERVERS) await dnsperf(servers[name].port, queries, 2);
     for (let r = 0; r < ROUNDS; r++) {
-      out.kubedns.push(await dnsperf(kd.port, join(dir, 'queries'), SECONDS));
-      out.dnsmasq.push(await dnsperf(dm.port, join(dir, 'queries'), SECONDS));
-      console.log(`  ${services} services, round ${r + 1}: kube-dns ${out.kubedns.at(-1)!.qps.toFixed(0)} QPS, dnsmasq ${out.dnsmasq.at(-1)!.qps.toFixed(0)} QPS`);
+      for (const name of SERVERS) out.runs[name].push(await dnsperf(servers[name].port, queries, SECONDS));
+      console.log(`  ${services} services, round ${r + 1}: ${SERVERS.map((n) => `${n} ${out.runs[n].at(-1)!.qps.toFixed(0)}`).join(', ')} QPS`);
     }
-    out.kubednsRssMiB = rssMiB(kd.pid);
-    out.dnsmasqRssMiB = rssMiB(dm.pid);
+    for (const name of SERVERS) out.latency[name] = await dnsperfLatency(servers[name].port, queries, 3, LATENCY_RATE);
+    for (const name of SERVERS) out.rssMiB[name] = rssMiB(servers[name].pid);
   } finally {
-    await kd.stop();
-    await dm.stop();
+    for (const s of Object.values(servers)) await s.stop();
   }
   return out;
 }
@@ -67,22 +81,27 @@ async function rssCase(services: number, endpointsPerService: number) {
   }
 }
 
-function table(cases: QpsCase[], rss: Awaited<ReturnType<typeof rssCase>>): string {
+const ms = (x: number): string => `${x.toFixed(2)} ms`;
+
+function report(cases: QpsCase[], rss: Awaited<ReturnType<typeof rssCase>>): string {
+  const qps = (c: QpsCase, n: ServerName) => median(c.runs[n].map((p) => p.qps));
   const lines = [
-    `| services | kube-dns QPS (median) | dnsmasq QPS (median) | ratio | kube-dns avg latency | dnsmasq avg latency | kube-dns RSS | dnsmasq RSS |`,
-    `|---|---|---|---|---|---|---|---|`,
+    '| services | kube-dns QPS | dnsmasq QPS | bare Node QPS | kube-dns / dnsmasq | kube-dns / bare Node | RSS kube-dns / dnsmasq |',
+    '|---|---|---|---|---|---|---|',
   ];
   for (const c of cases) {
-    const k = median(c.kubedns.map((p) => p.qps));
-    const d = median(c.dnsmasq.map((p) => p.qps));
-    lines.push(
-      `| ${c.services} | ${k.toFixed(0)} | ${d.toFixed(0)} | ${(k / d).toFixed(2)} | ${median(c.kubedns.map((p) => p.avgLatencyMs)).toFixed(2)} ms | ${median(c.dnsmasq.map((p) => p.avgLatencyMs)).toFixed(2)} ms | ${c.kubednsRssMiB.toFixed(0)} MiB | ${c.dnsmasqRssMiB.toFixed(0)} MiB |`,
-    );
+    const [k, d, b] = SERVERS.map((n) => qps(c, n));
+    lines.push(`| ${c.services} | ${k.toFixed(0)} | ${d.toFixed(0)} | ${b.toFixed(0)} | **${(k / d).toFixed(2)}** | ${(k / b).toFixed(2)} | ${c.rssMiB['kube-dns'].toFixed(0)} / ${c.rssMiB.dnsmasq.toFixed(0)} MiB |`);
   }
-  const small = median(cases[0].kubedns.map((p) => p.qps));
-  const large = median(cases[cases.length - 1].kubedns.map((p) => p.qps));
+  lines.push('', `Latency at ${LATENCY_RATE} queries/s offered (p50 / p90 / p99 / p99.9):`, '', '| services | kube-dns | dnsmasq | bare Node |', '|---|---|---|---|');
+  for (const c of cases) {
+    const cell = (n: ServerName) => [c.latency[n].p50Ms, c.latency[n].p90Ms, c.latency[n].p99Ms, c.latency[n].p999Ms].map(ms).join(' / ');
+    lines.push(`| ${c.services} | ${cell('kube-dns')} | ${cell('dnsmasq')} | ${cell('bare-node')} |`);
+  }
+  const small = qps(cases[0], 'kube-dns');
+  const large = qps(cases[cases.length - 1], 'kube-dns');
   lines.push('', `kube-dns QPS at ${cases[cases.length - 1].services} services / at ${cases[0].services}: **${(large / small).toFixed(2)}**`);
-  lines.push('', `RSS with ${rss.services} services and ${rss.endpoints} endpoints: **${rss.rssAfterSyncMiB.toFixed(0)} MiB** after sync, ${rss.rssAfterLoadMiB.toFixed(0)} MiB after a dnsperf run (${rss.qps.toFixed(0)} QPS); first sync took ${rss.syncMs} ms from process start.`);
+  lines.push('', `RSS with ${rss.services} services and ${rss.endpoints} endpoints: **${rss.rssAfterSyncMiB.toFixed(0)} MiB** after the first sync (${rss.syncMs} ms from process start), ${rss.rssAfterLoadMiB.toFixed(0)} MiB after a dnsperf run over 20,000 names (${rss.qps.toFixed(0)} QPS).`);
   return lines.join('\n');
 }
 
@@ -94,7 +113,7 @@ const rss = await rssCase(10_000, 5);
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 const resultsDir = join(repoRoot, 'bench/results');
 mkdirSync(resultsDir, { recursive: true });
-const md = `# kube-dns vs dnsmasq (${new Date().toISOString()})\n\nnode ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model}), dnsperf -T 1 -c 1 -q 200 -l ${SECONDS}, ${ROUNDS} alternated rounds, A queries for service names in random order.\n\n${table(cases, rss)}\n`;
+const md = `# kube-dns vs dnsmasq (${new Date().toISOString()})\n\nnode ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model}), dnsperf -T 1 -c 1 -q 200 -l ${SECONDS}, ${ROUNDS} alternated rounds (medians), A queries for service names in random order. "bare Node" is bench/bare-udp.ts: a dgram socket sending pre-encoded replies, the ceiling for a Node server on this machine.\n\n${report(cases, rss)}\n`;
 writeFileSync(join(resultsDir, `kubedns-${stamp}.json`), JSON.stringify({ when: new Date().toISOString(), node: process.version, rounds: ROUNDS, seconds: SECONDS, cases, rss }, null, 2) + '\n');
 writeFileSync(join(resultsDir, `kubedns-${stamp}.md`), md);
 console.log('\n' + md);

@@ -86,3 +86,16 @@ export function rssMiB(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
 }
+
+/** The bare-socket ceiling (bench/bare-udp.ts) on `port`, answering the names of `hostsFile`. */
+export async function startBareUdp(hostsFile: string, port: number): Promise<Running> {
+  const child = spawn(process.execPath, [...productionNodeFlags(), join(repoRoot, 'bench/bare-udp.ts'), String(port), hostsFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const stop = stopper(child);
+  try {
+    await waitForLine(child, /bare UDP server/, 'bare-udp');
+    return { name: 'bare-node', port, pid: child.pid!, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
