@@ -5,6 +5,7 @@ import { parseOrExit } from '../../pkg/flags/flags.ts';
 import { setVerbosity, createLogger } from '../../pkg/log/log.ts';
 import { runKubeDns } from '../../pkg/kubedns/program.ts';
 import { FileSource } from '../../pkg/source/file.ts';
+import { KubernetesSource } from '../../pkg/source/kubernetes.ts';
 import { parseFederations } from '../../pkg/config/config.ts';
 import { kubeDnsFlags } from './flags.ts';
 import { VERSION } from '../../pkg/kubedns/version.ts';
@@ -33,7 +34,18 @@ if (f.federations) {
     usageError(`invalid value for --federations: ${(err as Error).message}`);
   }
 }
-if (!f['cluster-file']) usageError('--cluster-file is required: the Kubernetes API source is not in this release yet');
+
+// --cluster-file wins when given; otherwise the Kubernetes API (kubeconfig, master URL or in-cluster).
+const source = f['cluster-file']
+  ? new FileSource(f['cluster-file'], { log: log.child('file-source') })
+  : new KubernetesSource({
+      connection: { kubeconfig: f['kubecfg-file'] || undefined, masterUrl: f['kube-master-url'] || undefined },
+      endpointsApi: f['endpoints-api'] as 'endpointslices' | 'endpoints',
+      configMap: f['config-map'],
+      configMapNamespace: f['config-map-namespace'],
+      silentWatchMs: f['silent-watch-timeout'],
+      log: log.child('kubernetes-source'),
+    });
 
 const domain = f.domain.toLowerCase().replace(/\.$/, '');
 const running = await runKubeDns({
@@ -52,7 +64,7 @@ const running = await runKubeDns({
   configMap: f['config-map'],
   configMapNamespace: f['config-map-namespace'],
   initialSyncTimeoutMs: f['initial-sync-timeout'],
-  source: new FileSource(f['cluster-file'], { log: log.child('file-source') }),
+  source,
   version: VERSION,
 }).catch((err: Error) => {
   log.error('cannot start', { error: err.message });
@@ -64,7 +76,7 @@ if (f['start-banner']) {
   process.stdout.write(
     [
       '',
-      `kube-dns is serving ${domain} from ${f['cluster-file']} (edit it: changes are served within a second).`,
+      f['cluster-file'] ? `kube-dns is serving ${domain} from ${f['cluster-file']} (edit it: changes are served within a second).` : `kube-dns is serving ${domain} from ${source.describe()}.`,
       'Try:',
       `  dig ${at} kubernetes.default.svc.${domain}`,
       `  dig ${at} web.default.svc.${domain} AAAA`,

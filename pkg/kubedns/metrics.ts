@@ -6,6 +6,8 @@ import { Type, rcodeName, typeName } from '../dns/constants.ts';
 import type { ServerObserver } from '../dns/server.ts';
 import type { System } from './resolver.ts';
 import { FastHistogram } from './histogram.ts';
+import type { KubernetesSourceStatus } from '../source/kubernetes.ts';
+import { RESTART_REASONS } from '../source/kubernetes-reflector.ts';
 
 /** Query types with their own label value; everything else is "other" (bounded cardinality). */
 const TRACKED_TYPES = [Type.A, Type.AAAA, Type.SRV, Type.PTR, Type.CNAME, Type.TXT, Type.SOA, Type.NS, Type.MX, Type.ANY, Type.HINFO, Type.AXFR, Type.IXFR];
@@ -31,6 +33,10 @@ export interface KubeDnsMetrics {
   objectRejected(kind: string): void;
   /** Gauges read at scrape time. */
   setStateReader(read: () => KubeDnsState): void;
+  /** The API source's numbers, read at scrape time (the kubedns_source_* metrics appear once set). */
+  setSourceReader(read: () => KubernetesSourceStatus): void;
+  /** Seconds from a cluster change to the zone serving it. */
+  programmed(seconds: number): void;
 }
 
 export function createKubeDnsMetrics(): KubeDnsMetrics {
@@ -122,6 +128,69 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
   });
   const serial = new client.Gauge({ name: 'kubedns_zone_serial', help: 'The SOA serial of the cluster zone (changes when records change).', registers: [registry], collect() { serial.set(readState().serial); } });
 
+  let readSource: (() => KubernetesSourceStatus) | null = null;
+  const sourceSynced = new client.Gauge({
+    name: 'kubedns_source_synced',
+    help: '1 once the API source has listed every kind once.',
+    registers: [registry],
+    collect() {
+      if (readSource) sourceSynced.set(readSource().synced ? 1 : 0);
+    },
+  });
+  const lastEventAge = new client.Gauge({
+    name: 'kubedns_source_last_event_age_seconds',
+    help: 'Seconds since the last list, watch event or bookmark, by kind.',
+    labelNames: ['kind'],
+    registers: [registry],
+    collect() {
+      for (const k of readSource?.().kinds ?? []) if (k.lastEventAgeSeconds !== null) lastEventAge.set({ kind: k.kind }, k.lastEventAgeSeconds);
+    },
+  });
+  const sourceObjects = new client.Gauge({
+    name: 'kubedns_source_objects',
+    help: 'Objects the API source knows, by kind.',
+    labelNames: ['kind'],
+    registers: [registry],
+    collect() {
+      for (const k of readSource?.().kinds ?? []) sourceObjects.set({ kind: k.kind }, k.objects);
+    },
+  });
+  const flushedRelists = new Map<string, number>();
+  const relists = new client.Counter({
+    name: 'kubedns_source_relists_total',
+    help: 'Full lists after the first one (after a 410 Gone), by kind.',
+    labelNames: ['kind'],
+    registers: [registry],
+    collect() {
+      for (const k of readSource?.().kinds ?? []) {
+        relists.inc({ kind: k.kind }, k.relists - (flushedRelists.get(k.kind) ?? 0));
+        flushedRelists.set(k.kind, k.relists);
+      }
+    },
+  });
+  const flushedRestarts = new Map<string, number>();
+  const restarts = new client.Counter({
+    name: 'kubedns_source_watch_restarts_total',
+    help: 'Watches started again, by kind and reason: expired (410), closed (ended by the server), silent (no byte for --silent-watch-timeout), error.',
+    labelNames: ['kind', 'reason'],
+    registers: [registry],
+    collect() {
+      for (const k of readSource?.().kinds ?? []) {
+        for (const reason of RESTART_REASONS) {
+          const key = `${k.kind}/${reason}`;
+          restarts.inc({ kind: k.kind, reason }, k.restarts[reason] - (flushedRestarts.get(key) ?? 0));
+          flushedRestarts.set(key, k.restarts[reason]);
+        }
+      }
+    },
+  });
+  const programming = new FastHistogram({
+    name: 'kubedns_dns_programming_duration_seconds',
+    help: 'Time from a cluster change (an EndpointSlice last-change-trigger-time, else the watch event arriving) to the zone serving it.',
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry],
+  });
+
   const addSystem = (system: System): void => {
     systems.set(system, (systems.get(system) ?? 0) + 1);
   };
@@ -148,5 +217,9 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
     setStateReader(read) {
       readState = read;
     },
+    setSourceReader(read) {
+      readSource = read;
+    },
+    programmed: (seconds) => programming.observe(seconds),
   };
 }

@@ -6,6 +6,7 @@ import { DnsServer } from '../dns/server.ts';
 import { ClusterStore } from '../cluster/store.ts';
 import type { ConfigMapInfo } from '../cluster/model.ts';
 import type { Source } from '../source/source.ts';
+import { KubernetesSource } from '../source/kubernetes.ts';
 import { Zone } from '../zone/zone.ts';
 import type { PodRecordsMode } from '../zone/zone.ts';
 import { cacheJSON } from '../zone/cache-json.ts';
@@ -86,6 +87,11 @@ export async function runKubeDns(o: KubeDnsOptions): Promise<RunningKubeDns> {
       log.info('initial sync done: serving the cluster zone', { ...store.counts(), serial: zone.serial });
     },
   });
+  if (o.source instanceof KubernetesSource) {
+    const api = o.source;
+    metrics.setSourceReader(() => api.status());
+    api.onProgrammed = metrics.programmed;
+  }
   metrics.setStateReader(() => ({
     synced: store.hasSynced,
     ...zone.counts(),

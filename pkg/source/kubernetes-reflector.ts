@@ -1,0 +1,283 @@
+// One kind's list + watch loop against the API server. Lists in pages, then watches from the list's
+// resourceVersion with bookmarks; every event moves the resourceVersion on. It never gives up:
+//   410 Gone (HTTP status, or an ERROR event with code 410)  → relist, diffed against what was known
+//   the server ends the watch (its timeoutSeconds)            → watch again from the last resourceVersion
+//   no byte for silentWatchMs                                 → tear the watch down, watch again
+//   any error (connection refused, 401, 403, 5xx, bad JSON)   → back off (0.5 s → 30 s, jittered), retry
+// Errors are logged once per change of state (kind and HTTP status), and once more on recovery.
+
+import type { IncomingMessage } from 'node:http';
+import type { Logger } from '../log/log.ts';
+import { Backoff } from './kubernetes-backoff.ts';
+import type { BackoffOptions } from './kubernetes-backoff.ts';
+import type { KubeClient } from './kubernetes-client.ts';
+import { KnownObjects } from './kubernetes-known.ts';
+import type { Change } from './kubernetes-known.ts';
+import { SilenceWatchdog } from './kubernetes-silence.ts';
+import type { KubeObject, ObjectKind } from './source.ts';
+
+export type RestartReason = 'expired' | 'closed' | 'silent' | 'error';
+export const RESTART_REASONS: readonly RestartReason[] = ['expired', 'closed', 'silent', 'error'];
+
+export interface ReflectorOptions {
+  kind: ObjectKind;
+  /** Collection path, e.g. /api/v1/services. */
+  path: string;
+  fieldSelector?: string;
+  client: KubeClient;
+  log: Logger;
+  pageSize: number;
+  silentWatchMs: number;
+  backoff?: BackoffOptions;
+  /** One object changed; `watched` is false for list results. */
+  onChange(change: Change, o: KubeObject, watched: boolean): void;
+  /** The end of a batch (a list page, the end of a list, a chunk of watch events). */
+  onBatch(): void;
+  /** The first complete list. */
+  onListed(): void;
+}
+
+export interface ReflectorStats {
+  objects: number;
+  /** Lists after the first one. */
+  relists: number;
+  /** Date.now() of the last list, event or bookmark (0 before any). */
+  lastActivity: number;
+  restarts: Record<RestartReason, number>;
+}
+
+class HttpStatusError extends Error {
+  readonly code = 'SOURCE_ERR_KUBE_HTTP';
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.name = 'HttpStatusError';
+    this.status = status;
+  }
+}
+
+interface WatchEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: KubeObject & { code?: number; message?: string; reason?: string };
+}
+
+async function readBody(res: IncomingMessage): Promise<string> {
+  res.setEncoding('utf8');
+  let body = '';
+  for await (const chunk of res) body += chunk as string;
+  return body;
+}
+
+function statusMessage(status: number, body: string): string {
+  try {
+    const s = JSON.parse(body) as { message?: string };
+    if (s.message) return `HTTP ${status}: ${s.message}`;
+  } catch {
+    // not a Status object
+  }
+  return `HTTP ${status}`;
+}
+
+export class Reflector {
+  readonly kind: ObjectKind;
+  readonly stats: ReflectorStats = { objects: 0, relists: 0, lastActivity: 0, restarts: { expired: 0, closed: 0, silent: 0, error: 0 } };
+  private readonly o: ReflectorOptions;
+  private readonly known = new KnownObjects();
+  private readonly backoff: Backoff;
+  private readonly stopper = new AbortController();
+  private resourceVersion = '';
+  private listedOnce = false;
+  private problem: string | null = null;
+  private sleepTimer: NodeJS.Timeout | null = null;
+  private wake: (() => void) | null = null;
+  private loop: Promise<void> | null = null;
+
+  constructor(o: ReflectorOptions) {
+    this.kind = o.kind;
+    this.o = o;
+    this.backoff = new Backoff(o.backoff);
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopper.abort();
+    if (this.sleepTimer) clearTimeout(this.sleepTimer);
+    this.wake?.();
+    await this.loop;
+  }
+
+  private get stopped(): boolean {
+    return this.stopper.signal.aborted;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        if (!this.resourceVersion) await this.list();
+        if (this.stopped) return;
+        const began = Date.now();
+        const reason = await this.watch();
+        if (this.stopped) return;
+        this.stats.restarts[reason]++;
+        if (reason === 'expired') {
+          this.o.log.info('watch expired (410), relisting', { kind: this.kind });
+          this.resourceVersion = '';
+        }
+        if (reason === 'silent') this.o.log.warn('watch silent too long, restarting it', { kind: this.kind, limitMs: this.o.silentWatchMs, resourceVersion: this.resourceVersion });
+        // A watch the server ends at once, again and again (a proxy, an overloaded server), backs off too.
+        if (reason === 'closed' && Date.now() - began < 1000) await this.sleep(this.backoff.next());
+      } catch (e) {
+        if (this.stopped) return;
+        this.report(e);
+        await this.sleep(this.backoff.next());
+      }
+    }
+  }
+
+  private report(e: unknown): void {
+    const status = e instanceof HttpStatusError ? e.status : undefined;
+    const error = (e as NodeJS.ErrnoException).code && !(e instanceof HttpStatusError) ? `${(e as NodeJS.ErrnoException).code}: ${(e as Error).message}` : (e as Error).message;
+    const state = `${status ?? ''} ${error}`;
+    if (state === this.problem) return;
+    this.problem = state;
+    const keeping = this.listedOnce ? 'serving the last known state' : 'not synced yet';
+    this.o.log.error(`cannot list/watch ${this.kind}, ${keeping}; retrying with backoff`, { kind: this.kind, status, error });
+  }
+
+  private recovered(): void {
+    if (this.problem === null) return;
+    this.problem = null;
+    this.o.log.info('API connection recovered', { kind: this.kind });
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.wake = resolve;
+      this.sleepTimer = setTimeout(resolve, ms);
+    });
+  }
+
+  private query(extra: Record<string, string>): string {
+    const q = new URLSearchParams(extra);
+    if (this.o.fieldSelector) q.set('fieldSelector', this.o.fieldSelector);
+    return `${this.o.path}?${q}`;
+  }
+
+  /** A full list, page by page, diffed against what was known. */
+  private async list(): Promise<void> {
+    const relist = this.known.relist();
+    let cont = '';
+    let rv = '';
+    do {
+      const q: Record<string, string> = { limit: String(this.o.pageSize) };
+      if (cont) q.continue = cont;
+      const res = await this.o.client.get(this.query(q), this.stopper.signal);
+      const body = await readBody(res);
+      if (res.statusCode !== 200) throw new HttpStatusError(res.statusCode ?? 0, statusMessage(res.statusCode ?? 0, body));
+      const page = JSON.parse(body) as { metadata?: { resourceVersion?: string; continue?: string }; items?: KubeObject[] };
+      for (const item of page.items ?? []) {
+        const change = relist.item(item);
+        if (change) this.o.onChange(change, item, false);
+      }
+      rv = page.metadata?.resourceVersion ?? rv;
+      cont = page.metadata?.continue ?? '';
+      this.o.onBatch();
+    } while (cont && !this.stopped);
+    if (this.stopped) return;
+    for (const gone of relist.finish()) this.o.onChange('delete', gone, false);
+    this.o.onBatch();
+    this.resourceVersion = rv;
+    this.stats.objects = this.known.size;
+    this.stats.lastActivity = Date.now();
+    if (this.listedOnce) this.stats.relists++;
+    this.recovered();
+    this.backoff.reset();
+    this.o.log.debug(1, 'listed', { kind: this.kind, objects: this.known.size, resourceVersion: rv });
+    if (!this.listedOnce) {
+      this.listedOnce = true;
+      this.o.onListed();
+    }
+  }
+
+  /** One watch request, until it ends; says why it ended. Throws on errors. */
+  private async watch(): Promise<RestartReason> {
+    const abort = new AbortController();
+    const onStop = (): void => abort.abort();
+    this.stopper.signal.addEventListener('abort', onStop, { once: true });
+    let ended: RestartReason | null = null;
+    const watchdog = new SilenceWatchdog(this.o.silentWatchMs, () => {
+      ended = 'silent';
+      abort.abort();
+    });
+    watchdog.start();
+    try {
+      // The server ends a healthy watch after timeoutSeconds, so a watch silent for twice that is dead.
+      const timeoutSeconds = Math.max(1, Math.floor(this.o.silentWatchMs / 2000));
+      const res = await this.o.client.get(
+        this.query({ watch: '1', resourceVersion: this.resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds: String(timeoutSeconds) }),
+        abort.signal,
+      );
+      if (res.statusCode === 410) {
+        res.resume();
+        return 'expired';
+      }
+      if (res.statusCode !== 200) {
+        const body = await readBody(res);
+        throw new HttpStatusError(res.statusCode ?? 0, statusMessage(res.statusCode ?? 0, body));
+      }
+      this.recovered();
+      res.setEncoding('utf8');
+      let rest = '';
+      let events = 0;
+      for await (const chunk of res) {
+        watchdog.poke();
+        rest += chunk as string;
+        let nl: number;
+        let changed = false;
+        while ((nl = rest.indexOf('\n')) >= 0) {
+          const line = rest.slice(0, nl);
+          rest = rest.slice(nl + 1);
+          if (!line.trim()) continue;
+          const ev = JSON.parse(line) as WatchEvent;
+          events++;
+          if (events === 1) this.backoff.reset();
+          this.stats.lastActivity = Date.now();
+          if (ev.type === 'ERROR') {
+            if (ev.object.code === 410) {
+              ended = 'expired';
+              abort.abort();
+              break;
+            }
+            throw new HttpStatusError(ev.object.code ?? 0, `watch ERROR event: ${ev.object.message ?? ev.object.reason ?? 'unknown'}`);
+          }
+          const rv = ev.object?.metadata?.resourceVersion;
+          if (rv) this.resourceVersion = rv;
+          if (ev.type === 'BOOKMARK') continue;
+          const change = this.known.watched(ev.type, ev.object);
+          if (change) {
+            changed = true;
+            this.o.onChange(change, ev.object, true);
+          }
+        }
+        if (changed) {
+          this.stats.objects = this.known.size;
+          this.o.onBatch();
+        }
+        if (ended) break;
+      }
+      return ended ?? 'closed';
+    } catch (e) {
+      if (ended) return ended;
+      if (this.stopped) return 'closed';
+      throw e;
+    } finally {
+      watchdog.stop();
+      abort.abort();
+      this.stopper.signal.removeEventListener('abort', onStop);
+    }
+  }
+}

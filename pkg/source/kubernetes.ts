@@ -1,0 +1,172 @@
+// The Kubernetes API source: Services, EndpointSlices (or core/v1 Endpoints with
+// --endpoints-api=endpoints) in all namespaces, and the one ConfigMap named by --config-map, listed and
+// watched by one Reflector each. Raw objects go to the sink (the store trims them); the source itself
+// remembers only key → resourceVersion per object. Events of one list page or one chunk of watch
+// events form a batch, ended by flush(); synced() follows the first complete list of every kind.
+
+import { createLogger } from '../log/log.ts';
+import type { Logger } from '../log/log.ts';
+import type { BackoffOptions } from './kubernetes-backoff.ts';
+import { connectKube } from './kubernetes-client.ts';
+import type { KubeClient, KubeConnectionOptions } from './kubernetes-client.ts';
+import type { Change } from './kubernetes-known.ts';
+import { Reflector, RESTART_REASONS } from './kubernetes-reflector.ts';
+import type { RestartReason } from './kubernetes-reflector.ts';
+import type { KubeObject, ObjectKind, Source, SourceSink } from './source.ts';
+
+export type EndpointsApi = 'endpointslices' | 'endpoints';
+
+export interface KubernetesSourceOptions {
+  /** How to reach the API server; or a ready client. */
+  connection: KubeConnectionOptions | (() => Promise<KubeClient>);
+  endpointsApi?: EndpointsApi;
+  /** The ConfigMap to watch ('' → none), in configMapNamespace. */
+  configMap?: string;
+  configMapNamespace?: string;
+  /** Objects per list page. Default 500. */
+  pageSize?: number;
+  /** A watch with no event or bookmark for this long is restarted; the server is asked to end watches after half of it. Default 5 min. */
+  silentWatchMs?: number;
+  backoff?: BackoffOptions;
+  log?: Logger;
+}
+
+export interface KindStatus {
+  kind: ObjectKind;
+  objects: number;
+  relists: number;
+  /** Seconds since the last list, event or bookmark of this kind (null before the first list). */
+  lastEventAgeSeconds: number | null;
+  restarts: Record<RestartReason, number>;
+}
+
+/** What the program's metrics read: plain numbers, at scrape time. */
+export interface KubernetesSourceStatus {
+  synced: boolean;
+  kinds: KindStatus[];
+}
+
+export class KubernetesSourceStartedError extends Error {
+  readonly code = 'SOURCE_ERR_STARTED';
+  constructor() {
+    super('Kubernetes API source was already started');
+    this.name = 'KubernetesSourceStartedError';
+  }
+}
+
+/** When the change behind an object happened, if the object says (EndpointSlices and Endpoints do). */
+function triggerTime(o: KubeObject): number | null {
+  const t = o.metadata.annotations?.['endpoints.kubernetes.io/last-change-trigger-time'];
+  if (!t) return null;
+  const ms = Date.parse(t);
+  return Number.isNaN(ms) ? null : ms;
+}
+
+export { RESTART_REASONS };
+
+export class KubernetesSource implements Source {
+  /** Called after each flush of watch events, with seconds from each change to its being served. */
+  onProgrammed: ((seconds: number) => void) | null = null;
+  private readonly o: KubernetesSourceOptions;
+  private readonly log: Logger;
+  private readonly endpointsApi: EndpointsApi;
+  private reflectors: Reflector[] = [];
+  private sink: SourceSink | null = null;
+  private client: KubeClient | null = null;
+  private listed = new Set<ObjectKind>();
+  private isSynced = false;
+  /** When each change of the current batch happened (ms), for the programming-latency histogram. */
+  private pendingTriggers: number[] = [];
+
+  constructor(o: KubernetesSourceOptions) {
+    this.o = o;
+    this.log = o.log ?? createLogger('kubernetes-source');
+    this.endpointsApi = o.endpointsApi ?? 'endpointslices';
+  }
+
+  describe(): string {
+    const what = ['Services', this.endpointsApi === 'endpoints' ? 'Endpoints (core/v1)' : 'EndpointSlices (discovery.k8s.io/v1)'].join(', ') + ' in all namespaces';
+    const cm = this.o.configMap ? `; ConfigMap ${this.o.configMapNamespace ?? 'kube-system'}/${this.o.configMap}` : '';
+    return `Kubernetes API${this.client ? ` ${this.client.server}` : ''}: ${what}${cm}`;
+  }
+
+  status(): KubernetesSourceStatus {
+    const now = Date.now();
+    return {
+      synced: this.isSynced,
+      kinds: this.reflectors.map((r) => ({
+        kind: r.kind,
+        objects: r.stats.objects,
+        relists: r.stats.relists,
+        lastEventAgeSeconds: r.stats.lastActivity ? (now - r.stats.lastActivity) / 1000 : null,
+        restarts: { ...r.stats.restarts },
+      })),
+    };
+  }
+
+  /** Connects (a bad kubeconfig or URL rejects), logs where and as whom, and starts listing. */
+  async start(sink: SourceSink): Promise<void> {
+    if (this.sink) throw new KubernetesSourceStartedError();
+    this.sink = sink;
+    const c = this.o.connection;
+    this.client = typeof c === 'function' ? await c() : await connectKube(c);
+    const client = this.client;
+    const common = {
+      client,
+      pageSize: this.o.pageSize ?? 500,
+      silentWatchMs: this.o.silentWatchMs ?? 300_000,
+      backoff: this.o.backoff,
+      onBatch: () => this.flush(),
+    };
+    const make = (kind: ObjectKind, path: string, fieldSelector?: string): Reflector =>
+      new Reflector({
+        ...common,
+        kind,
+        path,
+        fieldSelector,
+        log: this.log,
+        onChange: (change, o, watched) => this.change(kind, change, o, watched),
+        onListed: () => this.kindListed(kind),
+      });
+    this.reflectors = [
+      make('Service', '/api/v1/services'),
+      this.endpointsApi === 'endpoints' ? make('Endpoints', '/api/v1/endpoints') : make('EndpointSlice', '/apis/discovery.k8s.io/v1/endpointslices'),
+    ];
+    const watching = ['Services (all namespaces)', this.endpointsApi === 'endpoints' ? 'Endpoints core/v1 (all namespaces)' : 'EndpointSlices discovery.k8s.io/v1 (all namespaces)'];
+    if (this.o.configMap) {
+      const ns = this.o.configMapNamespace ?? 'kube-system';
+      this.reflectors.push(make('ConfigMap', `/api/v1/namespaces/${encodeURIComponent(ns)}/configmaps`, `metadata.name=${this.o.configMap}`));
+      watching.push(`ConfigMap ${ns}/${this.o.configMap}`);
+    }
+    this.log.info('connecting to the Kubernetes API', { server: client.server, identity: client.identity, watching: watching.join(', '), silentWatchMs: common.silentWatchMs });
+    for (const r of this.reflectors) r.start();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.reflectors.map((r) => r.stop()));
+  }
+
+  private change(kind: ObjectKind, change: Change, o: KubeObject, watched: boolean): void {
+    if (watched) this.pendingTriggers.push((kind === 'EndpointSlice' || kind === 'Endpoints' ? triggerTime(o) : null) ?? Date.now());
+    this.sink!.event({ type: change, kind, object: o });
+  }
+
+  private flush(): void {
+    this.sink!.flush();
+    if (this.pendingTriggers.length === 0) return;
+    // flush() rebuilt the zone synchronously: from here on the change is served.
+    const now = Date.now();
+    const observe = this.onProgrammed;
+    for (const t of this.pendingTriggers) observe?.(Math.max(0, now - t) / 1000);
+    this.pendingTriggers = [];
+  }
+
+  private kindListed(kind: ObjectKind): void {
+    this.listed.add(kind);
+    if (this.isSynced || this.listed.size < this.reflectors.length) return;
+    this.isSynced = true;
+    const counts = Object.fromEntries(this.reflectors.map((r) => [r.kind, r.stats.objects]));
+    this.log.info('listed every kind once: synced', counts);
+    this.sink!.synced();
+  }
+}
