@@ -1,0 +1,122 @@
+// The API source's pure parts: backoff, the relist diff, the silent-watch watchdog, $VAR expansion.
+// The loop against a real kube-apiserver is proven in test/e2e/kubedns-api.test.ts.
+
+import t from 'tap';
+import { Backoff } from '../../pkg/source/kubernetes-backoff.ts';
+import { KnownObjects, objectKey, tombstone } from '../../pkg/source/kubernetes-known.ts';
+import { SilenceWatchdog } from '../../pkg/source/kubernetes-silence.ts';
+import { expandEnv } from '../../pkg/source/kubernetes-client.ts';
+import type { KubeObject } from '../../pkg/source/source.ts';
+
+const obj = (ns: string, name: string, rv: string): KubeObject => ({ metadata: { name, namespace: ns, resourceVersion: rv } });
+
+t.test('backoff doubles from 0.5 s to 30 s, jitter adds at most 20%, reset starts over', (t) => {
+  const low = new Backoff({ random: () => 0 });
+  t.same(Array.from({ length: 9 }, () => low.next()), [500, 1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
+  t.equal(low.attempts, 9);
+  low.reset();
+  t.equal(low.attempts, 0);
+  t.equal(low.next(), 500);
+  const high = new Backoff({ random: () => 0.999999 });
+  t.equal(high.next(), 600);
+  for (let i = 0; i < 20; i++) high.next();
+  t.equal(high.next(), 36000, 'capped base, plus the jitter');
+  const random = new Backoff();
+  const delays = Array.from({ length: 50 }, () => random.next());
+  t.ok(delays.every((d) => d >= 500 && d <= 36000));
+  t.ok(new Set(delays.slice(10)).size > 1, 'jittered: replicas do not reconnect in step');
+  t.end();
+});
+
+t.test('watch events become add/update/delete; a repeated version is no change', (t) => {
+  const k = new KnownObjects();
+  t.equal(k.watched('ADDED', obj('a', 'x', '1')), 'add');
+  t.equal(k.watched('MODIFIED', obj('a', 'x', '2')), 'update');
+  t.equal(k.watched('MODIFIED', obj('a', 'x', '2')), null);
+  t.equal(k.watched('ADDED', obj('a', 'x', '3')), 'update', 'ADDED for a known object is an update');
+  t.equal(k.watched('DELETED', obj('a', 'x', '4')), 'delete');
+  t.equal(k.watched('DELETED', obj('a', 'x', '4')), null, 'unknown deletes are dropped');
+  t.equal(k.size, 0);
+  t.end();
+});
+
+t.test('a relist diffs against what was known: adds, updates, deletes, nothing for the unchanged', (t) => {
+  const k = new KnownObjects();
+  for (const [ns, name, rv] of [['a', 'keep', '1'], ['a', 'change', '1'], ['b', 'gone', '1'], ['b', 'gone-too', '1']] as const) k.watched('ADDED', obj(ns, name, rv));
+  const r = k.relist();
+  t.equal(r.item(obj('a', 'keep', '1')), null);
+  t.equal(r.item(obj('a', 'change', '7')), 'update');
+  t.equal(r.item(obj('c', 'new', '8')), 'add');
+  const gone = r.finish();
+  t.same(gone.map((o) => `${o.metadata.namespace}/${o.metadata.name}`).sort(), ['b/gone', 'b/gone-too']);
+  t.same(gone[0], { metadata: { name: gone[0].metadata.name, namespace: 'b' } }, 'a tombstone is identity only');
+  t.equal(k.size, 3);
+  // The next relist starts from the converged state.
+  const again = k.relist();
+  t.equal(again.item(obj('c', 'new', '8')), null);
+  t.same(again.finish().map(objectKey).sort(), ['a/change', 'a/keep']);
+  t.equal(k.size, 1);
+  t.end();
+});
+
+t.test('the first list is all adds; tombstones of names with slashes and without a namespace', (t) => {
+  const k = new KnownObjects();
+  const r = k.relist();
+  t.same([r.item(obj('n', 'a', '1')), r.item(obj('n', 'b', '1'))], ['add', 'add']);
+  t.same(r.finish(), []);
+  t.same(tombstone('ns/na/me'), { metadata: { name: 'na/me', namespace: 'ns' } });
+  t.same(tombstone('/cluster-wide'), { metadata: { name: 'cluster-wide' } });
+  t.end();
+});
+
+t.test('the watchdog fires once after the limit without activity, and not while poked', (t) => {
+  let now = 1000;
+  let fired = 0;
+  const w = new SilenceWatchdog(100, () => fired++, () => now);
+  w.start();
+  now += 60;
+  w.poke();
+  now += 60;
+  w.check();
+  t.equal(fired, 0, '60 ms since the last poke');
+  now += 40;
+  w.check();
+  t.equal(fired, 1, '100 ms of silence');
+  now += 500;
+  w.check();
+  t.equal(fired, 1, 'fires once per start');
+  w.start();
+  now += 99;
+  w.check();
+  t.equal(fired, 1);
+  now += 1;
+  w.check();
+  t.equal(fired, 2, 'started again, fires again');
+  w.stop();
+  t.end();
+});
+
+t.test('the watchdog timer fires on its own; stop() cancels it', async (t) => {
+  // The watchdog's timer is unref'd (it must not keep kube-dns alive): hold the loop open meanwhile.
+  const hold = setTimeout(() => {}, 10_000);
+  t.teardown(() => clearTimeout(hold));
+  const fired = await new Promise<boolean>((resolve) => {
+    const w = new SilenceWatchdog(20, () => resolve(true));
+    w.start();
+  });
+  t.ok(fired);
+  let late = 0;
+  const w = new SilenceWatchdog(20, () => late++);
+  w.start();
+  w.stop();
+  await new Promise((r) => setTimeout(r, 60));
+  t.equal(late, 0);
+});
+
+t.test('--kube-master-url expands $VAR and ${VAR} as Go os.ExpandEnv does', (t) => {
+  const env = { HOST: '10.0.0.1', PORT: '443' };
+  t.equal(expandEnv('https://$HOST:${PORT}/', env), 'https://10.0.0.1:443/');
+  t.equal(expandEnv('https://${MISSING}x$NOPE', env), 'https://x');
+  t.equal(expandEnv('https://plain', env), 'https://plain');
+  t.end();
+});
