@@ -1,4 +1,5 @@
-// Starts the real kube-dns program on loopback with a cluster file of the test's own.
+// Starts the real kube-dns program on loopback with a cluster file of the test's own (or, without one,
+// with the API source the test's args point at).
 
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +17,8 @@ export interface KubeDns {
 }
 
 export interface KubeDnsStart {
-  clusterYaml: string;
+  /** The cluster file's content; undefined → no --cluster-file (the API source, given by args). */
+  clusterYaml?: string;
   args?: string[];
   /** Wait for the first sync (default true). */
   synced?: boolean;
@@ -25,10 +27,10 @@ export interface KubeDnsStart {
 
 export async function startKubeDns(t: Test, o: KubeDnsStart): Promise<KubeDns> {
   const dir = mkdtempSync(join(tmpdir(), 'kdt-kubedns-'));
-  const clusterFile = join(dir, 'cluster.yaml');
-  writeFileSync(clusterFile, o.clusterYaml);
+  const clusterFile = o.clusterYaml === undefined ? '' : join(dir, 'cluster.yaml');
+  if (clusterFile) writeFileSync(clusterFile, o.clusterYaml!);
   const program = startProgram(t, 'kube-dns', [
-    `--cluster-file=${clusterFile}`,
+    ...(clusterFile ? [`--cluster-file=${clusterFile}`] : []),
     '--dns-bind-address=127.0.0.1',
     '--http-bind-address=127.0.0.1',
     '--dns-port=0',
