@@ -10,7 +10,7 @@ import type { BackoffOptions } from './kubernetes-backoff.ts';
 import { connectKube } from './kubernetes-client.ts';
 import type { KubeClient, KubeConnectionOptions } from './kubernetes-client.ts';
 import type { Change } from './kubernetes-known.ts';
-import { Reflector, RESTART_REASONS } from './kubernetes-reflector.ts';
+import { Reflector } from './kubernetes-reflector.ts';
 import type { RestartReason } from './kubernetes-reflector.ts';
 import type { KubeObject, ObjectKind, Source, SourceSink } from './source.ts';
 
@@ -61,8 +61,6 @@ function triggerTime(o: KubeObject): number | null {
   const ms = Date.parse(t);
   return Number.isNaN(ms) ? null : ms;
 }
-
-export { RESTART_REASONS };
 
 export class KubernetesSource implements Source {
   /** Called after each flush of watch events, with seconds from each change to its being served. */
