@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Builds the kube-apiserver and etcd binaries the e2e tier runs, from the Go module proxy, into a cache
+# outside the repository keyed by version:
+#   ${KUBE_DNS_TS_CACHE:-$HOME/.cache/kube-dns-ts}/k8s-v1.36.3/bin/{kube-apiserver,etcd}
+# Idempotent: does nothing when both binaries exist. Each binary is built to a temp name and renamed, so an
+# interrupted build never leaves a binary the harness would trust.
+#
+# Why a wrapper module: k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them with
+# ./staging/..., so `go install k8s.io/kubernetes/cmd/kube-apiserver@v1.36.3` is refused. A module of our own
+# that requires k8s.io/kubernetes and replaces each staging module by its published v0.36.3 builds fine.
+# etcd's server module has the same kind of replace block; as a dependency those replaces are ignored.
+# etcd gets its own wrapper module so its version never changes the etcd client libraries linked into
+# kube-apiserver (minimal version selection would otherwise raise them).
+#
+# Environment: KUBE_DNS_TS_CACHE (cache root), K8S_VERSION (default v1.36.3),
+# ETCD_VERSIONS (candidates tried in order; default "v3.6.8 v3.6.16").
+set -euo pipefail
+
+K8S_VERSION=${K8S_VERSION:-v1.36.3}
+ETCD_VERSIONS=${ETCD_VERSIONS:-"v3.6.8 v3.6.16"}
+CACHE_ROOT=${KUBE_DNS_TS_CACHE:-$HOME/.cache/kube-dns-ts}
+OUT=$CACHE_ROOT/k8s-$K8S_VERSION
+BIN=$OUT/bin
+
+log() { printf '[build-binaries %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+if [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/etcd" ]; then
+  log "cached: $BIN/kube-apiserver and $BIN/etcd (nothing to do)"
+  exit 0
+fi
+
+if ! command -v go >/dev/null 2>&1; then
+  if [ -x /usr/local/go/bin/go ]; then
+    export PATH=/usr/local/go/bin:$PATH
+  else
+    log "Go is not installed: cannot build kube-apiserver/etcd for the e2e tests"
+    # In CI the e2e tier must run, so this is fatal there; elsewhere the e2e tests skip, loudly.
+    if [ "${CI:-}" = "true" ]; then exit 1; fi
+    log "*** the e2e tests will be SKIPPED on this machine ***"
+    exit 0
+  fi
+fi
+
+export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
+mkdir -p "$BIN" "$OUT/src"
+log "Go: $(go version); cache: $OUT"
+log "the first build downloads ~1 GB of modules and compiles for many minutes (15+ on 2 cores)"
+
+# go build to a temp name next to the target, then rename (atomic on one filesystem).
+build_to() {
+  local target=$1; shift
+  local tmp="$target.tmp.$$"
+  rm -f "$tmp"
+  if go build -trimpath -o "$tmp" "$@"; then
+    mv -f "$tmp" "$target"
+  else
+    rm -f "$tmp"
+    return 1
+  fi
+}
+
+build_kube_apiserver() {
+  local dir=$OUT/src/kube-apiserver
+  local staging=v0.${K8S_VERSION#v1.}
+  local minor
+  minor=$(echo "$K8S_VERSION" | cut -d. -f2)
+  mkdir -p "$dir"
+  cd "$dir"
+  [ -f go.mod ] || go mod init local/kube-dns-ts-k8s >/dev/null 2>&1
+  # The release's go.mod says which Go it needs; take its `go` line and its staging replace list as they are.
+  log "kube-apiserver $K8S_VERSION: reading the release's go.mod"
+  local gomod
+  gomod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  [ -n "$gomod" ] && [ -f "$gomod" ] || { log "could not download k8s.io/kubernetes@$K8S_VERSION"; return 1; }
+  local godirective
+  godirective=$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$gomod" | head -n1)
+  go mod edit -go="$godirective" -require="k8s.io/kubernetes@$K8S_VERSION"
+  local modules
+  modules=$(sed -n 's#^[[:space:]]*\(k8s\.io/[a-z0-9-]*\) => \./staging/.*#\1#p' "$gomod")
+  local count=0
+  for m in $modules; do
+    go mod edit -replace="$m=$m@$staging"
+    count=$((count + 1))
+  done
+  [ "$count" -gt 0 ] || { log "no staging replace lines found in $gomod"; return 1; }
+  log "kube-apiserver: $count staging modules replaced by $staging (go $godirective); resolving dependencies"
+  go get "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION"
+  log "kube-apiserver: compiling (this is the long part)"
+  build_to "$BIN/kube-apiserver" \
+    -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" \
+    k8s.io/kubernetes/cmd/kube-apiserver
+  log "kube-apiserver: built $BIN/kube-apiserver ($(du -h "$BIN/kube-apiserver" | cut -f1))"
+}
+
+build_etcd() {
+  local dir=$OUT/src/etcd
+  mkdir -p "$dir"
+  cd "$dir"
+  [ -f go.mod ] || go mod init local/kube-dns-ts-etcd >/dev/null 2>&1
+  local v
+  for v in $ETCD_VERSIONS; do
+    log "etcd: trying go.etcd.io/etcd/server/v3@$v"
+    if go get "go.etcd.io/etcd/server/v3@$v"; then
+      log "etcd $v: compiling"
+      build_to "$BIN/etcd" -ldflags "-s -w" go.etcd.io/etcd/server/v3
+      echo "$v" > "$OUT/etcd-version"
+      log "etcd: built $BIN/etcd ($v, $(du -h "$BIN/etcd" | cut -f1))"
+      return 0
+    fi
+    log "etcd: $v is not available, trying the next candidate"
+  done
+  log "etcd: none of [$ETCD_VERSIONS] could be fetched"
+  return 1
+}
+
+start=$(date +%s)
+[ -x "$BIN/etcd" ] || build_etcd
+[ -x "$BIN/kube-apiserver" ] || build_kube_apiserver
+log "done in $(( $(date +%s) - start )) s: $("$BIN/kube-apiserver" --version 2>/dev/null || echo kube-apiserver), etcd $(cat "$OUT/etcd-version" 2>/dev/null || echo '?')"
