@@ -1,0 +1,40 @@
+// Where build-binaries.sh caches kube-apiserver and etcd, and whether they are there. The version here and
+// the script's default must agree: the cache is keyed by it.
+
+import { accessSync, constants, existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+export const k8sVersion = 'v1.36.3';
+
+export const buildScript = 'test/e2e/harness/build-binaries.sh';
+
+export function binDir(): string {
+  const root = process.env.KUBE_DNS_TS_CACHE || join(homedir(), '.cache', 'kube-dns-ts');
+  return join(root, `k8s-${k8sVersion}`, 'bin');
+}
+
+export const kubeApiserverBin = (): string => join(binDir(), 'kube-apiserver');
+export const etcdBin = (): string => join(binDir(), 'etcd');
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Both binaries built and executable; otherwise why not, with the command that builds them. */
+export function binariesAvailable(): { ok: boolean; why?: string } {
+  const missing = [kubeApiserverBin(), etcdBin()].filter((p) => !executable(p));
+  if (missing.length === 0) return { ok: true };
+  return { ok: false, why: `not built: ${missing.join(', ')} (run: bash ${buildScript}, needs Go)` };
+}
+
+/** Go on PATH or in its usual place: the build script can run. */
+export function goAvailable(): boolean {
+  const dirs = (process.env.PATH ?? '').split(':').filter(Boolean);
+  return [...dirs, '/usr/local/go/bin'].some((d) => existsSync(join(d, 'go')));
+}

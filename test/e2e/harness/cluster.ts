@@ -1,0 +1,197 @@
+// A real control plane for end-to-end tests: etcd and kube-apiserver (built by build-binaries.sh) on free
+// loopback ports, RBAC on, two static tokens (an admin in system:masters, and kube-dns-e2e bound only by
+// manifests/rbac.yaml). Everything lives in one temp dir; t.teardown stops both processes by pid.
+
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Test } from 'tap';
+import { freePort } from '../../helpers/ports.ts';
+import { repoRoot } from '../../helpers/process.ts';
+import { Applier } from './apply.ts';
+import { binariesAvailable, etcdBin, kubeApiserverBin } from './binaries.ts';
+import { makeCerts } from './certs.ts';
+import type { ClusterCerts } from './certs.ts';
+import { DaemonError, logTail, startDaemon } from './daemon.ts';
+import type { Daemon } from './daemon.ts';
+import { restRequest } from './rest.ts';
+
+export { binariesAvailable } from './binaries.ts';
+
+export interface TestCluster {
+  /** https://127.0.0.1:<port> */
+  url: string;
+  /** CA that signed the serving certificate. */
+  caFile: string;
+  /** User e2e-admin in group system:masters. */
+  adminToken: string;
+  /** User kube-dns-e2e, bound only by manifests/rbac.yaml. */
+  kubeDnsToken: string;
+  /** Path of a kubeconfig file for that token (server url + CA). */
+  kubeconfig(token: string): string;
+  /** Create-or-replace as admin via the REST API. */
+  apply(yamlOrObjects: string | object[]): Promise<void>;
+  /** Raw REST call (as admin unless a token is given); PATCH bodies go as JSON merge patches. */
+  request(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: any }>;
+  /** Stop and start kube-apiserver again on the same port; etcd keeps the data. */
+  restartApiServer(): Promise<void>;
+  stopApiServer(): Promise<void>;
+  startApiServer(): Promise<void>;
+  /** Temp dir with certs, tokens, data and logs. */
+  dir: string;
+}
+
+const readyTimeoutMs = 90_000;
+const serviceCIDRs = '10.0.0.0/24,fd00:10::/108';
+
+class ClusterError extends DaemonError {}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `probe` until it is true; throws with the daemon's log tail if the daemon dies or time runs out. */
+async function waitUntil(daemon: Daemon, what: string, probe: () => Promise<boolean>): Promise<void> {
+  const until = Date.now() + readyTimeoutMs;
+  for (;;) {
+    if (!daemon.running()) {
+      throw new ClusterError('E2E_ERR_STARTUP', `${daemon.name} exited (${await daemon.exited}) before ${what}; log ${daemon.logFile}:\n${logTail(daemon.logFile)}`);
+    }
+    if (await probe().catch(() => false)) return;
+    if (Date.now() > until) {
+      throw new ClusterError('E2E_ERR_STARTUP', `${daemon.name}: not ${what} within ${readyTimeoutMs} ms; log ${daemon.logFile}:\n${logTail(daemon.logFile)}`);
+    }
+    await sleep(100);
+  }
+}
+
+async function startEtcd(dir: string): Promise<{ daemon: Daemon; url: string }> {
+  const clientPort = await freePort();
+  const peerPort = await freePort();
+  const url = `http://127.0.0.1:${clientPort}`;
+  const peer = `http://127.0.0.1:${peerPort}`;
+  const daemon = startDaemon(etcdBin(), [
+    '--name=e2e',
+    `--data-dir=${join(dir, 'etcd-data')}`,
+    `--listen-client-urls=${url}`,
+    `--advertise-client-urls=${url}`,
+    `--listen-peer-urls=${peer}`,
+    `--initial-advertise-peer-urls=${peer}`,
+    `--initial-cluster=e2e=${peer}`,
+    '--unsafe-no-fsync', // test data: durability does not matter, speed on a shared disk does
+    '--log-level=warn',
+  ], join(dir, 'etcd.log'));
+  return { daemon, url };
+}
+
+async function etcdHealthy(url: string): Promise<boolean> {
+  const res = await fetch(`${url}/health`);
+  return res.ok && ((await res.json()) as { health?: string }).health === 'true';
+}
+
+function apiserverArgs(dir: string, port: number, etcdUrl: string, certs: ClusterCerts): string[] {
+  return [
+    `--etcd-servers=${etcdUrl}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${port}`,
+    `--cert-dir=${join(dir, 'apiserver-certs')}`,
+    `--tls-cert-file=${certs.serverCert}`,
+    `--tls-private-key-file=${certs.serverKey}`,
+    // Dual-stack Service ranges, so tests can make IPv4, IPv6 and dual-stack ClusterIPs.
+    `--service-cluster-ip-range=${serviceCIDRs}`,
+    `--service-account-issuer=https://127.0.0.1:${port}`,
+    `--service-account-key-file=${certs.saKey}`,
+    `--service-account-signing-key-file=${certs.saKey}`,
+    `--token-auth-file=${join(dir, 'tokens.csv')}`,
+    '--authorization-mode=RBAC',
+    // No controller-manager creates the default ServiceAccounts this admission plugin insists on.
+    '--disable-admission-plugins=ServiceAccount',
+    // Only loopback exists for us: publish 127.0.0.1 and do not write the `kubernetes` Endpoints, which
+    // refuse loopback addresses (the Service still exists, without endpoints).
+    '--advertise-address=127.0.0.1',
+    '--endpoint-reconciler-type=none',
+    '--profiling=false',
+  ];
+}
+
+export async function startCluster(t: Test): Promise<TestCluster> {
+  const available = binariesAvailable();
+  if (!available.ok) throw new ClusterError('E2E_ERR_NO_BINARIES', available.why!);
+
+  const dir = mkdtempSync(join(tmpdir(), 'kube-dns-ts-e2e-'));
+  mkdirSync(join(dir, 'apiserver-certs'));
+  const daemons: { etcd?: Daemon; apiserver?: Daemon } = {};
+  t.teardown(async () => {
+    await daemons.apiserver?.stop();
+    await daemons.etcd?.stop();
+    if (t.passing()) rmSync(dir, { recursive: true, force: true });
+    else t.comment(`e2e cluster files kept for inspection: ${dir}`);
+  });
+
+  const certs = makeCerts(dir);
+  const ca = readFileSync(certs.caFile, 'utf8');
+  const adminToken = randomBytes(24).toString('hex');
+  const kubeDnsToken = randomBytes(24).toString('hex');
+  // token,user,uid,"groups" (kube-apiserver's static token file format)
+  writeFileSync(join(dir, 'tokens.csv'), `${adminToken},e2e-admin,e2e-admin,"system:masters"\n${kubeDnsToken},kube-dns-e2e,kube-dns-e2e\n`, { mode: 0o600 });
+
+  const etcd = await startEtcd(dir);
+  daemons.etcd = etcd.daemon;
+  await waitUntil(etcd.daemon, 'healthy', () => etcdHealthy(etcd.url));
+
+  const port = await freePort();
+  const url = `https://127.0.0.1:${port}`;
+  const target = { url, ca };
+  const request = (method: string, path: string, body?: unknown, token = adminToken) => restRequest(target, method, path, token, body);
+  const args = apiserverArgs(dir, port, etcd.url, certs);
+
+  const startApiServer = async (): Promise<void> => {
+    if (daemons.apiserver?.running()) return;
+    const apiserver = startDaemon(kubeApiserverBin(), args, join(dir, 'kube-apiserver.log'));
+    daemons.apiserver = apiserver;
+    await waitUntil(apiserver, 'ready', async () => (await request('GET', '/readyz')).status === 200);
+    // The system namespaces are made by a controller that /readyz does not wait for.
+    await waitUntil(apiserver, 'serving kube-system', async () => (await request('GET', '/api/v1/namespaces/kube-system')).status === 200);
+  };
+  const stopApiServer = async (): Promise<void> => {
+    await daemons.apiserver?.stop();
+  };
+
+  const kubeconfigs = new Map<string, string>();
+  const kubeconfig = (token: string): string => {
+    let path = kubeconfigs.get(token);
+    if (path) return path;
+    path = join(dir, `kubeconfig-${kubeconfigs.size + 1}.yaml`);
+    // JSON is YAML, and kubeconfig loaders take either.
+    writeFileSync(path, JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'e2e', cluster: { server: url, 'certificate-authority': certs.caFile } }],
+      users: [{ name: 'e2e', user: { token } }],
+      contexts: [{ name: 'e2e', context: { cluster: 'e2e', user: 'e2e' } }],
+      'current-context': 'e2e',
+    }, null, 2), { mode: 0o600 });
+    kubeconfigs.set(token, path);
+    return path;
+  };
+
+  const applier = new Applier((method, path, body) => request(method, path, body));
+  await startApiServer();
+  await applier.apply(readFileSync(join(repoRoot, 'manifests', 'rbac.yaml'), 'utf8'));
+
+  return {
+    url,
+    caFile: certs.caFile,
+    adminToken,
+    kubeDnsToken,
+    kubeconfig,
+    apply: (objs) => applier.apply(objs),
+    request,
+    async restartApiServer() {
+      await stopApiServer();
+      await startApiServer();
+    },
+    stopApiServer,
+    startApiServer,
+    dir,
+  };
+}
