@@ -43,8 +43,9 @@ fi
 
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
 mkdir -p "$BIN" "$OUT/src"
+rm -f "$BIN"/*.tmp.* # left by an interrupted build
 log "Go: $(go version); cache: $OUT"
-log "the first build downloads ~1 GB of modules and compiles for many minutes (15+ on 2 cores)"
+log "the first build downloads ~1 GB of modules and compiles for about 12 minutes on 2 cores"
 
 # go build to a temp name next to the target, then rename (atomic on one filesystem).
 build_to() {
