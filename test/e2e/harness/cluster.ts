@@ -1,6 +1,6 @@
 // A real control plane for end-to-end tests: etcd and kube-apiserver (built by build-binaries.sh) on free
-// loopback ports, RBAC on, two static tokens (an admin in system:masters, and kube-dns-e2e bound only by
-// manifests/rbac.yaml). Everything lives in one temp dir; t.teardown stops both processes by pid.
+// loopback ports, RBAC on, two static tokens (an admin in system:masters, and the identity of kube-dns's
+// ServiceAccount, bound only by manifests/rbac.yaml). Everything lives in one temp dir; t.teardown stops both processes by pid.
 
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -26,7 +26,7 @@ export interface TestCluster {
   caFile: string;
   /** User e2e-admin in group system:masters. */
   adminToken: string;
-  /** User kube-dns-e2e, bound only by manifests/rbac.yaml. */
+  /** The ServiceAccount kube-system/kube-dns's user and groups, bound only by manifests/rbac.yaml. */
   kubeDnsToken: string;
   /** Path of a kubeconfig file for that token (server url + CA). */
   kubeconfig(token: string): string;
@@ -132,7 +132,7 @@ export async function startCluster(t: Test): Promise<TestCluster> {
   const adminToken = randomBytes(24).toString('hex');
   const kubeDnsToken = randomBytes(24).toString('hex');
   // token,user,uid,"groups" (kube-apiserver's static token file format)
-  writeFileSync(join(dir, 'tokens.csv'), `${adminToken},e2e-admin,e2e-admin,"system:masters"\n${kubeDnsToken},kube-dns-e2e,kube-dns-e2e\n`, { mode: 0o600 });
+  writeFileSync(join(dir, 'tokens.csv'), `${adminToken},e2e-admin,e2e-admin,"system:masters"\n${kubeDnsToken},system:serviceaccount:kube-system:kube-dns,kube-dns-sa,"system:serviceaccounts,system:serviceaccounts:kube-system"\n`, { mode: 0o600 });
 
   const etcd = await startEtcd(dir);
   daemons.etcd = etcd.daemon;
