@@ -1,14 +1,16 @@
 // How kube-dns reaches the API server, as the original decides it (cmd/kube-dns): --kubecfg-file and/or
 // --kube-master-url (environment variables expanded; it replaces the kubeconfig's server, and alone it
 // means no credentials); neither → the in-cluster service account (KUBERNETES_SERVICE_HOST/PORT, its CA,
-// its token file re-read every minute). @kubernetes/client-node resolves credentials (tokens, client
-// certificates, exec and OIDC plugins) and TLS; the requests themselves go through node:http(s), so a
-// list page or a watch line is parsed once, as plain JSON, without client-node's model classes.
-// client-node is imported only here and only when the API source starts (it costs ~60 MB RSS).
+// its token file re-read every minute). Tokens, token files, client certificates, basic auth and CAs
+// are read by kubernetes-credentials.ts; @kubernetes/client-node is loaded only for exec and
+// auth-provider users (it costs ~38 MB RSS). Requests go through node:http(s), so a list page or a
+// watch line is parsed once, as plain JSON, without client-node's model classes.
 
 import http from 'node:http';
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
+import { anonymousCredentials, inClusterCredentials, kubeconfigCredentials } from './kubernetes-credentials.ts';
+import type { Credentials } from './kubernetes-credentials.ts';
 
 export interface KubeConnectionOptions {
   kubeconfig?: string;
@@ -58,49 +60,72 @@ interface UserLike {
   [k: string]: unknown;
 }
 
-function describeUser(u: UserLike | null, inCluster: boolean): string {
-  if (!u || (!u.token && !u.username && !u.certFile && !u.certData && !u.authProvider && !u.exec)) return inCluster ? 'none' : 'anonymous (no credentials)';
-  if (u.authProvider?.config?.tokenFile) return `service account token file ${u.authProvider.config.tokenFile} (re-read every minute)`;
-  if (u.token) return `bearer token of kubeconfig user "${u.name}"`;
-  if (u.certFile || u.certData) return `client certificate of kubeconfig user "${u.name}"`;
-  if (u.username) return `basic auth user "${u.username}"`;
-  if (u.exec) return `exec plugin ${u.exec.command ?? '?'} of kubeconfig user "${u.name}"`;
-  return `auth provider ${u.authProvider?.name ?? '?'} of kubeconfig user "${u.name}"`;
+/** Only exec and auth-provider users come this way. */
+function describeUser(u: UserLike | null): string {
+  if (u?.exec) return `exec plugin ${u.exec.command ?? '?'} of kubeconfig user "${u.name}"`;
+  return `auth provider ${u?.authProvider?.name ?? '?'} of kubeconfig user "${u?.name ?? ''}"`;
+}
+
+function parseMasterUrl(raw: string, env: NodeJS.ProcessEnv): string {
+  const masterUrl = expandEnv(raw, env);
+  let u: URL;
+  try {
+    u = new URL(masterUrl);
+  } catch {
+    throw new KubeConnectionError(`--kube-master-url ${JSON.stringify(masterUrl)} is not a URL`);
+  }
+  if ((u.protocol !== 'https:' && u.protocol !== 'http:') || !u.host) throw new KubeConnectionError(`--kube-master-url ${JSON.stringify(masterUrl)} needs an http(s) scheme and a host`);
+  return masterUrl.replace(/\/+$/, '');
+}
+
+/** Requests through node:http(s) with whatever `authorize` adds (TLS options, Authorization). */
+function httpClient(server: string, identity: string, authorize: (opts: https.RequestOptions) => void | Promise<void>): KubeClient {
+  const transport = server.startsWith('https:') ? https : http;
+  return {
+    server,
+    identity,
+    async get(path, signal) {
+      const opts: https.RequestOptions = { method: 'GET', headers: { Accept: 'application/json', 'User-Agent': 'kube-dns-ts' }, signal };
+      // Per request: token files are re-read, exec credentials refreshed.
+      await authorize(opts);
+      return new Promise<IncomingMessage>((resolve, reject) => {
+        const req = transport.request(`${server}${path}`, opts, resolve);
+        req.on('error', reject);
+        req.end();
+      });
+    },
+  };
 }
 
 export async function connectKube(o: KubeConnectionOptions): Promise<KubeClient> {
   const env = o.env ?? process.env;
-  const { KubeConfig } = await import('@kubernetes/client-node');
-  const kc = new KubeConfig();
-  let inCluster = false;
-  let masterUrl = '';
-  if (o.masterUrl) {
-    masterUrl = expandEnv(o.masterUrl, env);
-    let u: URL;
-    try {
-      u = new URL(masterUrl);
-    } catch {
-      throw new KubeConnectionError(`--kube-master-url ${JSON.stringify(masterUrl)} is not a URL`);
-    }
-    if ((u.protocol !== 'https:' && u.protocol !== 'http:') || !u.host) throw new KubeConnectionError(`--kube-master-url ${JSON.stringify(masterUrl)} needs an http(s) scheme and a host`);
-    masterUrl = masterUrl.replace(/\/+$/, '');
-  }
+  const masterUrl = o.masterUrl ? parseMasterUrl(o.masterUrl, env) : '';
+  let creds: Credentials | null;
   try {
-    if (o.kubeconfig) kc.loadFromFile(o.kubeconfig);
-    else if (masterUrl) kc.loadFromClusterAndUser({ name: 'master', server: masterUrl, skipTLSVerify: false }, { name: 'anonymous' });
-    else {
-      if (!env.KUBERNETES_SERVICE_HOST || !env.KUBERNETES_SERVICE_PORT) {
-        throw new KubeConnectionError('not running in a cluster (KUBERNETES_SERVICE_HOST/PORT unset): give --kubecfg-file, --kube-master-url or --cluster-file');
-      }
-      inCluster = true;
-      kc.loadFromCluster();
-    }
+    if (o.kubeconfig) creds = kubeconfigCredentials(o.kubeconfig, masterUrl);
+    else if (masterUrl) creds = anonymousCredentials(masterUrl);
+    else if (!env.KUBERNETES_SERVICE_HOST || !env.KUBERNETES_SERVICE_PORT) {
+      throw new KubeConnectionError('not running in a cluster (KUBERNETES_SERVICE_HOST/PORT unset): give --kubecfg-file, --kube-master-url or --cluster-file');
+    } else creds = inClusterCredentials(env);
   } catch (e) {
     if (e instanceof KubeConnectionError) throw e;
     throw new KubeConnectionError(`cannot load ${o.kubeconfig ? `kubeconfig ${o.kubeconfig}` : 'the connection settings'}: ${(e as Error).message}`);
   }
+  if (creds) return httpClient(creds.server, creds.identity, (opts) => creds.apply(opts));
+  return clientNodeClient(o.kubeconfig!, masterUrl);
+}
+
+/** Exec and auth-provider users: client-node runs the plugin and refreshes its credentials. */
+async function clientNodeClient(kubeconfig: string, masterUrl: string): Promise<KubeClient> {
+  const { KubeConfig } = await import('@kubernetes/client-node');
+  const kc = new KubeConfig();
+  try {
+    kc.loadFromFile(kubeconfig);
+  } catch (e) {
+    throw new KubeConnectionError(`cannot load kubeconfig ${kubeconfig}: ${(e as Error).message}`);
+  }
   const current = kc.getCurrentCluster() as ClusterLike | null;
-  if (!current) throw new KubeConnectionError(`kubeconfig ${o.kubeconfig} has no current context with a cluster`);
+  if (!current) throw new KubeConnectionError(`kubeconfig ${kubeconfig} has no current context with a cluster`);
   const server = (masterUrl || current.server).replace(/\/+$/, '');
   // client-node refuses plain http unless skipTLSVerify is set; for http that flag means nothing.
   const cluster: ClusterLike = { ...current, server, skipTLSVerify: current.skipTLSVerify || server.startsWith('http:') };
@@ -110,21 +135,5 @@ export async function connectKube(o: KubeConnectionOptions): Promise<KubeClient>
     contexts: kc.getContexts(),
     currentContext: kc.getCurrentContext(),
   });
-  const identity = describeUser(kc.getCurrentUser() as UserLike | null, inCluster);
-  const transport = server.startsWith('https:') ? https : http;
-
-  return {
-    server,
-    identity,
-    async get(path, signal) {
-      const opts: https.RequestOptions = { method: 'GET', headers: { Accept: 'application/json', 'User-Agent': 'kube-dns-ts' }, signal };
-      // Re-applied per request: the token file is re-read, exec credentials refreshed.
-      await kc.applyToHTTPSOptions(opts);
-      return new Promise<IncomingMessage>((resolve, reject) => {
-        const req = transport.request(`${server}${path}`, opts, resolve);
-        req.on('error', reject);
-        req.end();
-      });
-    },
-  };
+  return httpClient(server, describeUser(kc.getCurrentUser() as UserLike | null), (opts) => kc.applyToHTTPSOptions(opts));
 }
