@@ -1,0 +1,91 @@
+// kube-dns (built dist/, production Node flags) and CoreDNS (kubernetes plugin), both reading the same
+// kube-apiserver through a kubeconfig, bound to 127.0.0.1 on free ports. Time to ready is measured from spawn
+// to the first 200 of the server's own readiness endpoint (kube-dns /readiness, CoreDNS's ready plugin).
+
+import { accessSync, constants, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { startDaemon, logTail } from '../test/e2e/harness/daemon.ts';
+import type { Daemon } from '../test/e2e/harness/daemon.ts';
+import { freePort } from '../test/helpers/ports.ts';
+import { productionNodeFlags, repoRoot } from './servers.ts';
+
+/** Newest v1.13.x on the Go module proxy when the benchmark was written; bench/build-coredns.sh builds it. */
+export const corednsVersions = ['v1.13.2', 'v1.13.1'];
+
+export class BenchServerError extends Error {
+  code = 'BENCH_ERR_SERVER';
+}
+
+export function corednsBin(): string | null {
+  const root = process.env.KUBE_DNS_TS_CACHE || join(homedir(), '.cache', 'kube-dns-ts');
+  for (const v of corednsVersions) {
+    const bin = join(root, `coredns-${v}`, 'bin', 'coredns');
+    try {
+      accessSync(bin, constants.X_OK);
+      return bin;
+    } catch {
+      // not built at this version
+    }
+  }
+  return null;
+}
+
+export interface ApiDnsServer {
+  name: string;
+  daemon: Daemon;
+  port: number;
+  /** Milliseconds from spawn to the first ready answer. */
+  readyMs: number;
+}
+
+async function waitReady(daemon: Daemon, url: string, startedAt: number, timeoutMs = 120_000): Promise<number> {
+  for (;;) {
+    if (!daemon.running()) throw new BenchServerError(`${daemon.name} exited before ready:\n${logTail(daemon.logFile)}`);
+    const ok = await fetch(url).then((r) => r.status === 200, () => false);
+    if (ok) return performance.now() - startedAt;
+    if (performance.now() - startedAt > timeoutMs) throw new BenchServerError(`${daemon.name}: not ready in ${timeoutMs} ms:\n${logTail(daemon.logFile)}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+export async function startKubeDnsApi(dir: string, kubeconfig: string): Promise<ApiDnsServer> {
+  const port = await freePort();
+  const httpPort = await freePort();
+  writeFileSync(join(dir, 'resolv.conf'), 'nameserver 127.0.0.1\n');
+  const startedAt = performance.now();
+  const daemon = startDaemon(process.execPath, [
+    ...productionNodeFlags(),
+    join(repoRoot, 'dist/cmd/kube-dns/main.js'),
+    `--kubecfg-file=${kubeconfig}`,
+    '--dns-bind-address=127.0.0.1',
+    '--http-bind-address=127.0.0.1',
+    `--dns-port=${port}`,
+    `--healthz-port=${httpPort}`,
+    `--resolv-conf=${join(dir, 'resolv.conf')}`,
+  ], join(dir, 'kube-dns.log'));
+  try {
+    const readyMs = await waitReady(daemon, `http://127.0.0.1:${httpPort}/readiness`, startedAt);
+    return { name: 'kube-dns', daemon, port, readyMs };
+  } catch (err) {
+    await daemon.stop();
+    throw err;
+  }
+}
+
+export async function startCoreDns(bin: string, dir: string, kubeconfig: string): Promise<ApiDnsServer> {
+  const port = await freePort();
+  const readyPort = await freePort();
+  const corefile = join(dir, 'Corefile');
+  // The kubernetes plugin alone, as kube-dns answers only the cluster zone here; no cache, as kube-dns has none.
+  writeFileSync(corefile, `.:${port} {\n  bind 127.0.0.1\n  ready 127.0.0.1:${readyPort}\n  kubernetes cluster.local {\n    kubeconfig ${kubeconfig}\n  }\n}\n`);
+  const startedAt = performance.now();
+  const daemon = startDaemon(bin, ['-conf', corefile], join(dir, 'coredns.log'));
+  try {
+    const readyMs = await waitReady(daemon, `http://127.0.0.1:${readyPort}/ready`, startedAt);
+    return { name: 'coredns', daemon, port, readyMs };
+  } catch (err) {
+    await daemon.stop();
+    throw err;
+  }
+}
