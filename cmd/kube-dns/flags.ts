@@ -21,7 +21,7 @@ export const kubeDnsFlags = defineFlags({
   'kube-master-url': { type: 'string', default: '', help: 'URL of the Kubernetes API server, $VARS expanded; overrides the kubeconfig server (alone: no credentials)' },
   'endpoints-api': { type: 'string', default: 'endpointslices', help: 'endpoints read from: endpointslices (discovery.k8s.io/v1) or endpoints (core/v1, old clusters)', validate: (v) => (v === 'endpointslices' || v === 'endpoints' ? undefined : 'must be endpointslices or endpoints') },
   'silent-watch-timeout': { type: 'duration', default: 300_000, help: 'restart a watch that delivered no event or bookmark for this long (the server is asked to end watches after half of it)', validate: (v) => (v >= 2000 ? undefined : 'must be at least 2s') },
-  federations: { type: 'string', default: '', help: 'deprecated: federations as name=domain,... (accepted, validated)' },
+  federations: { type: 'string', default: '', help: 'federations as name=domain,... (used while the ConfigMap or --config-dir sets none)' },
   'config-map': { type: 'string', default: '', help: 'name of the ConfigMap holding the kube-dns config (cannot be combined with --config-dir)' },
   'config-map-namespace': { type: 'string', default: 'kube-system', help: 'namespace of --config-map' },
   'config-dir': { type: 'string', default: '', help: 'directory polled for the config files stubDomains, upstreamNameservers, federations' },

@@ -27,9 +27,10 @@ if (set.has('version') && f.version !== 'false') {
 setVerbosity(f.v);
 const log = createLogger('kube-dns');
 if (f['config-map'] && f['config-dir']) usageError('--config-map and --config-dir cannot be used together');
+let federations = new Map<string, string>();
 if (f.federations) {
   try {
-    parseFederations(f.federations);
+    federations = parseFederations(f.federations);
   } catch (err) {
     usageError(`invalid value for --federations: ${(err as Error).message}`);
   }
@@ -63,6 +64,7 @@ const running = await runKubeDns({
   configPeriodMs: f['config-period'],
   configMap: f['config-map'],
   configMapNamespace: f['config-map-namespace'],
+  federations,
   initialSyncTimeoutMs: f['initial-sync-timeout'],
   source,
   version: VERSION,

@@ -49,3 +49,9 @@ export interface ConfigMapInfo {
   name: string;
   data: Record<string, string>;
 }
+
+/** A Node's topology labels, lowercased: all kube-dns keeps of a Node (for federation answers). */
+export interface NodeTopology {
+  zone: string;
+  region: string;
+}

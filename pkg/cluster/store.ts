@@ -2,8 +2,8 @@
 // It remembers which services a batch of events touched, so only those are rebuilt on flush.
 
 import type { SourceEvent, SourceSink } from '../source/source.ts';
-import type { ConfigMapInfo, EndpointSetInfo, ServiceInfo } from './model.ts';
-import { trimConfigMap, trimEndpointSlice, trimEndpoints, trimService } from './trim.ts';
+import type { ConfigMapInfo, EndpointSetInfo, NodeTopology, ServiceInfo } from './model.ts';
+import { trimConfigMap, trimEndpointSlice, trimEndpoints, trimNode, trimService } from './trim.ts';
 
 export interface StoreListener {
   /** Services whose records must be rebuilt (keys `namespace/name`). */
@@ -29,6 +29,8 @@ export class ClusterStore implements SourceSink {
   readonly endpoints = new Map<string, EndpointSetInfo[]>();
   /** Which service each endpoint object (kind/ns/name) fed last, to clean up when it moves or goes. */
   private readonly endpointOwners = new Map<string, { service: string; ids: string[] }>();
+  /** Node name → its topology, only for nodes labelled with both zone and region. */
+  readonly nodes = new Map<string, NodeTopology>();
   private readonly dirty = new Set<string>();
   private readonly listener: StoreListener;
   private isSynced = false;
@@ -50,6 +52,8 @@ export class ClusterStore implements SourceSink {
         return this.endpointsEvent(e);
       case 'ConfigMap':
         return this.configMapEvent(e);
+      case 'Node':
+        return this.nodeEvent(e);
     }
   }
 
@@ -67,6 +71,12 @@ export class ClusterStore implements SourceSink {
 
   endpointSets(serviceKey: string): EndpointSetInfo[] {
     return this.endpoints.get(serviceKey) ?? [];
+  }
+
+  /** The topology of the first labelled node (insertion order), or null when no node is labelled. */
+  topology(): NodeTopology | null {
+    for (const t of this.nodes.values()) return t;
+    return null;
   }
 
   counts(): StoreCounts {
@@ -142,5 +152,17 @@ export class ClusterStore implements SourceSink {
     const { value, problems } = trimConfigMap(e.object);
     this.report('ConfigMap', problems);
     this.listener.configMapChanged?.(value, meta.name, namespace);
+  }
+
+  private nodeEvent(e: SourceEvent): void {
+    const name = e.object.metadata.name;
+    if (e.type === 'delete') {
+      this.nodes.delete(name);
+      return;
+    }
+    const { value, problems } = trimNode(e.object);
+    this.report('Node', problems);
+    if (value) this.nodes.set(name, value);
+    else this.nodes.delete(name);
   }
 }

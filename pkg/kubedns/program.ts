@@ -3,6 +3,7 @@
 
 import { hostname } from 'node:os';
 import { DnsServer } from '../dns/server.ts';
+import { Rcode, Type } from '../dns/constants.ts';
 import { ClusterStore } from '../cluster/store.ts';
 import type { ConfigMapInfo } from '../cluster/model.ts';
 import type { Source } from '../source/source.ts';
@@ -35,6 +36,8 @@ export interface KubeDnsOptions {
   configPeriodMs: number;
   configMap: string;
   configMapNamespace: string;
+  /** --federations (name → domain): used while the config (ConfigMap or --config-dir) sets none. */
+  federations?: ReadonlyMap<string, string>;
   initialSyncTimeoutMs: number;
   source: Source;
   version: string;
@@ -56,9 +59,18 @@ export async function runKubeDns(o: KubeDnsOptions): Promise<RunningKubeDns> {
   let config: KubeDnsConfig = emptyConfig();
   let configMapInvalid = 0;
   let configWatcher: ConfigDirWatcher | null = null;
+  const flagFederations: ReadonlyMap<string, string> = o.federations ?? new Map();
+  const federations = (): ReadonlyMap<string, string> => (config.federations.size > 0 ? config.federations : flagFederations);
   const configure = (next: KubeDnsConfig, origin: string): void => {
+    const before = [...federations()].join();
     config = next;
     log.info('configuration loaded', { from: origin });
+    if ([...federations()].join() !== before) {
+      // Names answered (or refused) before the change may sit in the answer cache.
+      server?.invalidate();
+      log.info('federations in use', { federations: [...federations()].map(([n, d]) => `${n}=${d}`).join(',') || 'none' });
+    }
+    if (federations().size > 0) o.source.watchNodes?.();
     applyUpstreams(forwarder, config, { flagNameservers: o.nameservers, resolvConf: o.resolvConf, zone, log }).catch((err) =>
       log.error('applying upstreams failed', { error: err }),
     );
@@ -99,7 +111,20 @@ export async function runKubeDns(o: KubeDnsOptions): Promise<RunningKubeDns> {
     configInvalid: configMapInvalid + (configWatcher?.stats.invalidUpdates ?? 0),
   }));
 
-  const resolver = new Resolver({ zone, forwarder, isSynced: () => store.hasSynced, version: `kube-dns-ts ${o.version}`, hostname: hostname(), log: log.child('resolver'), onSystem: metrics.onSystem });
+  const federation = {
+    federations,
+    hasEndpoints(namespace: string, service: string): boolean {
+      const key = `${namespace}/${service}`;
+      const svc = store.services.get(key);
+      if (!svc) return false;
+      // ClusterIP: an endpoint somewhere (the original: an Endpoints object with a subset).
+      if (svc.kind === 'ClusterIP') return store.endpointSets(key).some((s) => s.endpoints.length > 0);
+      // Headless and ExternalName: the service publishes a record.
+      return zone.lookup(`${service}.${namespace}.svc.${zone.domain}`, Type.A).rcode === Rcode.NOERROR;
+    },
+    topology: () => store.topology(),
+  };
+  const resolver = new Resolver({ zone, federation, forwarder, isSynced: () => store.hasSynced, version: `kube-dns-ts ${o.version}`, hostname: hostname(), log: log.child('resolver'), onSystem: metrics.onSystem });
   server = new DnsServer({ handler: resolver.handle, address: o.dnsBindAddress, port: o.dnsPort, observer: metrics.observer });
 
   if (o.configDir) {
@@ -118,6 +143,7 @@ export async function runKubeDns(o: KubeDnsOptions): Promise<RunningKubeDns> {
   const extra = o.prometheusPort ? createHttpEndpoints(httpState) : null;
   if (extra) log.info('HTTP listening', { address: o.httpBindAddress, port: await extra.listen(o.httpBindAddress, o.prometheusPort!), from: 'PROMETHEUS_PORT' });
 
+  if (federations().size > 0) o.source.watchNodes?.();
   log.info('reading cluster objects', { source: o.source.describe() });
   await o.source.start(store);
   // A slow first sync never kills the process (the original's "Timeout waiting for initialization"

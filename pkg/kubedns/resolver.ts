@@ -10,12 +10,25 @@ import { ipFromReverseName } from '../cluster/ip.ts';
 import type { Zone } from '../zone/zone.ts';
 import type { Forwarder } from '../forward/forward.ts';
 import type { Logger } from '../log/log.ts';
+import type { NodeTopology } from '../cluster/model.ts';
+import { federationAnswer, federationQuery } from './federation.ts';
 
 /** Where an answer came from, as the original's SkyDNS metrics label it. */
 export type System = 'auth' | 'reverse' | 'recursive' | 'chaos' | 'refused';
 
+/** What federation answers need from the program, read at query time. */
+export interface FederationContext {
+  /** Name → domain; empty when no federation is configured (then nothing else is asked). */
+  federations(): ReadonlyMap<string, string>;
+  /** Does the local service have usable endpoints? */
+  hasEndpoints(namespace: string, service: string): boolean;
+  /** Zone and region of the first labelled node, or null. */
+  topology(): NodeTopology | null;
+}
+
 export interface ResolverOptions {
   zone: Zone;
+  federation?: FederationContext;
   forwarder: Forwarder;
   isSynced: () => boolean;
   /** CHAOS version.bind answer. */
@@ -78,11 +91,45 @@ export class Resolver {
 
   private cluster(q: Query): Answer | Promise<Answer> {
     if (!this.o.isSynced()) return this.notReady();
+    const feds = this.o.federation?.federations();
+    if (feds !== undefined && feds.size > 0) {
+      const answer = this.federated(q, feds);
+      if (answer !== null) return answer;
+    }
     const r = this.o.zone.lookup(q.qname, q.question.type);
     this.count('auth');
     const message = reply(r.rcode, { aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals });
     if (r.chase === null) return { message, cacheable: true };
     return this.chase(message, r.chase, q.question.type);
+  }
+
+  /** `<svc>.<ns>.<fed>.svc.<zone>`: a CNAME (TTL 0, as the original), followed; null for other names. */
+  private federated(q: Query, feds: ReadonlyMap<string, string>): Answer | Promise<Answer> | null {
+    const zone = this.o.zone;
+    if (q.qname.length <= zone.domain.length) return null;
+    const fq = federationQuery(q.qname.slice(0, -zone.domain.length - 1).split('.'), feds);
+    if (fq === null) return null;
+    const ctx = this.o.federation!;
+    const a = federationAnswer(fq, zone.domain, ctx.hasEndpoints, ctx.topology());
+    this.count('auth');
+    // Never cached: the answer follows endpoints and nodes, which do not invalidate the cache.
+    if (a.kind === 'nxdomain') return { message: reply(Rcode.NXDOMAIN, { aa: true, authorities: [zone.soaRecord()] }), cacheable: false };
+    const qtype = q.question.type;
+    const cname: ResourceRecord = { name: q.qname, type: Type.CNAME, class: Class.IN, ttl: 0, data: { target: a.target } };
+    const message = reply(Rcode.NOERROR, { aa: true, answers: [cname] });
+    if (qtype === Type.CNAME || qtype === Type.ANY) return { message, cacheable: false };
+    if (a.kind === 'remote') {
+      if (qtype === Type.A || qtype === Type.AAAA) return this.chase(message, a.target, qtype);
+      return { message, cacheable: false };
+    }
+    // The local service: its records follow the CNAME in the same answer, as for an in-zone ExternalName.
+    const r = zone.lookup(a.target, qtype);
+    message.rcode = r.rcode;
+    message.answers.push(...r.answers);
+    message.authorities = r.authorities;
+    message.additionals = r.additionals;
+    if (r.chase !== null) return this.chase(message, r.chase, qtype);
+    return { message, cacheable: false };
   }
 
   /** ExternalName: resolve the CNAME target upstream (stub domains honoured) and append what comes back. */

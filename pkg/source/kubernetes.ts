@@ -1,7 +1,7 @@
 // The Kubernetes API source: Services, EndpointSlices (or core/v1 Endpoints with
 // --endpoints-api=endpoints) in all namespaces, and the one ConfigMap named by --config-map, listed and
-// watched by one Reflector each. Raw objects go to the sink (the store trims them); the source itself
-// remembers only key → resourceVersion per object. Events of one list page or one chunk of watch
+// watched by one Reflector each; Nodes too once federations are configured (watchNodes()). Raw objects
+// go to the sink (the store trims them); the source itself remembers only key → resourceVersion per object. Events of one list page or one chunk of watch
 // events form a batch, ended by flush(); synced() follows the first complete list of every kind.
 
 import { createLogger } from '../log/log.ts';
@@ -75,6 +75,9 @@ export class KubernetesSource implements Source {
   private isSynced = false;
   /** When each change of the current batch happened (ms), for the programming-latency histogram. */
   private pendingTriggers: number[] = [];
+  private nodesWanted = false;
+  private stopped = false;
+  private makeReflector: ((kind: ObjectKind, path: string, fieldSelector?: string) => Reflector) | null = null;
 
   constructor(o: KubernetesSourceOptions) {
     this.o = o;
@@ -85,7 +88,8 @@ export class KubernetesSource implements Source {
   describe(): string {
     const what = ['Services', this.endpointsApi === 'endpoints' ? 'Endpoints (core/v1)' : 'EndpointSlices (discovery.k8s.io/v1)'].join(', ') + ' in all namespaces';
     const cm = this.o.configMap ? `; ConfigMap ${this.o.configMapNamespace ?? 'kube-system'}/${this.o.configMap}` : '';
-    return `Kubernetes API${this.client ? ` ${this.client.server}` : ''}: ${what}${cm}`;
+    const nodes = this.nodesWanted ? '; Nodes' : '';
+    return `Kubernetes API${this.client ? ` ${this.client.server}` : ''}: ${what}${cm}${nodes}`;
   }
 
   status(): KubernetesSourceStatus {
@@ -136,11 +140,32 @@ export class KubernetesSource implements Source {
       this.reflectors.push(make('ConfigMap', `/api/v1/namespaces/${encodeURIComponent(ns)}/configmaps`, `metadata.name=${this.o.configMap}`));
       watching.push(`ConfigMap ${ns}/${this.o.configMap}`);
     }
+    if (this.nodesWanted) {
+      this.reflectors.push(make('Node', '/api/v1/nodes'));
+      watching.push('Nodes (federations)');
+    }
+    this.makeReflector = make;
     this.log.info('connecting to the Kubernetes API', { server: client.server, identity: client.identity, watching: watching.join(', '), silentWatchMs: common.silentWatchMs });
     for (const r of this.reflectors) r.start();
   }
 
+  /**
+   * Lists and watches Nodes from now on (federation answers need their topology labels). Before start()
+   * they are part of the first sync; after it, a late list does not touch readiness. Never undone: a
+   * federation removed from the config later leaves the Node watch running.
+   */
+  watchNodes(): void {
+    if (this.nodesWanted) return;
+    this.nodesWanted = true;
+    if (!this.makeReflector || this.stopped) return;
+    const r = this.makeReflector('Node', '/api/v1/nodes');
+    this.reflectors.push(r);
+    this.log.info('watching Nodes too: federations are configured', { server: this.client?.server });
+    r.start();
+  }
+
   async stop(): Promise<void> {
+    this.stopped = true;
     await Promise.all(this.reflectors.map((r) => r.stop()));
   }
 

@@ -1,9 +1,10 @@
 // The one interface through which cluster objects reach kube-dns. A source (the cluster file today,
 // the Kubernetes API later) emits raw objects exactly as the API serves them; the sink trims them.
 
-export type ObjectKind = 'Service' | 'EndpointSlice' | 'Endpoints' | 'ConfigMap';
+export type ObjectKind = 'Service' | 'EndpointSlice' | 'Endpoints' | 'ConfigMap' | 'Node';
 
-export const OBJECT_KINDS: readonly ObjectKind[] = ['Service', 'EndpointSlice', 'Endpoints', 'ConfigMap'];
+/** Node: only its topology labels are kept, for federation answers (the API source lists Nodes only when asked). */
+export const OBJECT_KINDS: readonly ObjectKind[] = ['Service', 'EndpointSlice', 'Endpoints', 'ConfigMap', 'Node'];
 
 /** A Kubernetes object as `kubectl get -o yaml` prints it; only the fields DNS reads are typed. */
 export interface KubeObject {
@@ -41,4 +42,6 @@ export interface Source {
   stop(): Promise<void>;
   /** One line for logs: what this source reads. */
   describe(): string;
+  /** Also read Nodes from now on (federations are configured). Sources that always read them omit it. */
+  watchNodes?(): void;
 }
