@@ -164,6 +164,12 @@ t.test('kube-dns on a real API server', async (t) => {
     const srv = await dig(kd.dnsPort, '_pg._tcp.db.app.svc.cluster.local', 'SRV');
     t.same(answers(srv, 'SRV'), ['10 50 5432 db-0.db.app.svc.cluster.local.', '10 50 5432 db-1.db.app.svc.cluster.local.']);
     await served(kd, 'ext.app.svc.cluster.local', 'CNAME', ['www.example.com.'], 'ExternalName');
+    t.same(answers(await dig(kd.dnsPort, '', 'PTR', ['-x', dual.spec.clusterIPs[0]])), ['dual.app.svc.cluster.local.'], 'PTR of a cluster IP');
+    t.same(answers(await dig(kd.dnsPort, '', 'PTR', ['-x', dual.spec.clusterIPs[1]])), ['dual.app.svc.cluster.local.'], 'PTR of an IPv6 cluster IP');
+    t.same(answers(await dig(kd.dnsPort, '', 'PTR', ['-x', '10.1.0.2'])), ['db-1.db.app.svc.cluster.local.'], 'PTR of an endpoint');
+    t.same(answers(await dig(kd.dnsPort, 'dns-version.cluster.local', 'TXT')), ['"1.1.0"']);
+    t.same(answers(await dig(kd.dnsPort, '10-9-8-7.app.pod.cluster.local', 'A')), ['10.9.8.7'], 'pod record');
+    t.equal((await dig(kd.dnsPort, 'app.svc.cluster.local', 'A')).status, 'NOERROR', 'a namespace with services is NODATA');
 
     // An endpoint becomes ready, one goes.
     await cluster.apply([slice('app', 'db', 'db-1', 'IPv4', [

@@ -76,3 +76,21 @@ t.test('federation queries on a real API server', async (t) => {
     await cname(kd, 'gone.app.myfed.svc.cluster.local', 'NXDOMAIN');
   });
 });
+
+t.test('federations from the ConfigMap (no flag): the Node watch starts when they appear', async (t) => {
+  if (!e2eCanRun(t)) return;
+  const cluster = await startCluster(t);
+  const configMap = (data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-dns', namespace: 'kube-system' }, data });
+  await cluster.apply([
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'app' } },
+    node('node-z', { 'topology.kubernetes.io/zone': 'z1', 'topology.kubernetes.io/region': 'r1' }),
+    svc('lonely'),
+    configMap({}),
+  ]);
+  const kd = await startKubeDns(t, { args: [`--kubecfg-file=${cluster.kubeconfig(cluster.kubeDnsToken)}`, '--config-map=kube-dns'] });
+  t.notMatch(kd.program.output(), /Nodes \(federations\)/, 'no federations yet: Nodes are not watched');
+  t.equal((await dig(kd.dnsPort, 'lonely.app.cmfed.svc.cluster.local', 'CNAME')).status, 'NXDOMAIN', 'not a federation yet');
+  await cluster.apply([configMap({ federations: 'cmfed=federation.example' })]);
+  await kd.program.waitFor(/watching Nodes too/, WAIT);
+  await cname(kd, 'lonely.app.cmfed.svc.cluster.local', 'lonely.app.cmfed.svc.z1.r1.federation.example.');
+});
