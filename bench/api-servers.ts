@@ -64,13 +64,7 @@ export async function startKubeDnsApi(dir: string, kubeconfig: string): Promise<
     `--healthz-port=${httpPort}`,
     `--resolv-conf=${join(dir, 'resolv.conf')}`,
   ], join(dir, 'kube-dns.log'));
-  try {
-    const readyMs = await waitReady(daemon, `http://127.0.0.1:${httpPort}/readiness`, startedAt);
-    return { name: 'kube-dns', daemon, port, readyMs };
-  } catch (err) {
-    await daemon.stop();
-    throw err;
-  }
+  return whenReady('kube-dns', daemon, port, `http://127.0.0.1:${httpPort}/readiness`, startedAt);
 }
 
 export async function startCoreDns(bin: string, dir: string, kubeconfig: string): Promise<ApiDnsServer> {
@@ -81,9 +75,13 @@ export async function startCoreDns(bin: string, dir: string, kubeconfig: string)
   writeFileSync(corefile, `.:${port} {\n  bind 127.0.0.1\n  ready 127.0.0.1:${readyPort}\n  kubernetes cluster.local {\n    kubeconfig ${kubeconfig}\n  }\n}\n`);
   const startedAt = performance.now();
   const daemon = startDaemon(bin, ['-conf', corefile], join(dir, 'coredns.log'));
+  return whenReady('coredns', daemon, port, `http://127.0.0.1:${readyPort}/ready`, startedAt);
+}
+
+/** Waits for the server's readiness URL; a server that never gets ready is stopped. */
+async function whenReady(name: ApiDnsServer['name'], daemon: Daemon, port: number, url: string, startedAt: number): Promise<ApiDnsServer> {
   try {
-    const readyMs = await waitReady(daemon, `http://127.0.0.1:${readyPort}/ready`, startedAt);
-    return { name: 'coredns', daemon, port, readyMs };
+    return { name, daemon, port, readyMs: await waitReady(daemon, url, startedAt) };
   } catch (err) {
     await daemon.stop();
     throw err;
