@@ -1,0 +1,39 @@
+#!/usr/bin/env -S node --max-semi-space-size=2 --optimize-for-size
+// dnscache: the caching DNS forwarder, with dnsmasq's command line. Nothing else lives here.
+
+import { rmSync, writeFileSync } from 'node:fs';
+import { createLogger } from '../../pkg/log/log.ts';
+import { runDnscache } from '../../pkg/dnscache/program.ts';
+import { parseArgsOrExit } from './flags.ts';
+
+const config = parseArgsOrExit(process.argv.slice(2));
+// -k is what dnsmasq needs to stay attached; dnscache never daemonizes, so it changes nothing.
+// --log-facility: every value logs to stderr (the pod's way; `-` is what the manifests pass).
+const log = createLogger('dnscache');
+
+const running = await runDnscache(config, log).catch((err: Error) => {
+  log.error('cannot start', { error: err.message });
+  process.exit(1);
+});
+if (config.pidFile !== '') writeFileSync(config.pidFile, `${process.pid}\n`);
+for (const l of running.listening) log.info('listening', { address: l.address, port: l.port, cacheSize: config.cacheSize });
+
+// SIGTERM: stop accepting, let queries in flight finish, exit 0.
+let stopping = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    log.info('shutting down', { signal });
+    running.close().then(
+      () => {
+        if (config.pidFile !== '') rmSync(config.pidFile, { force: true });
+        process.exit(0);
+      },
+      (err: Error) => {
+        log.error('shutdown failed', { error: err.message });
+        process.exit(1);
+      },
+    );
+  });
+}

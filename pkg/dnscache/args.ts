@@ -1,0 +1,180 @@
+// The dnsmasq command line, the subset dnscache understands: `--opt=value`, `--opt value`, short
+// options (`-k`, `-p 53`, `-p53`). Anything else is an ArgsError naming the option, so a caller
+// (dnsmasq-nanny, a manifest) learns at once that dnscache cannot honour it.
+
+import type { Upstream } from '../forward/forward.ts';
+
+export interface StubServer {
+  /** Lowercased, no trailing dot. */
+  domain: string;
+  server: Upstream;
+}
+
+export interface DnscacheConfig {
+  keepInForeground: boolean;
+  port: number;
+  /** Empty: every IPv4 address (0.0.0.0). */
+  listenAddresses: string[];
+  bindInterfaces: boolean;
+  /** Entries; 0 disables the cache. dnsmasq's default is 150. */
+  cacheSize: number;
+  noNegcache: boolean;
+  /** Seconds a negative answer without an SOA is kept; 0 = not kept. */
+  negTtl: number;
+  minCacheTtl: number;
+  /** 0 = no cap. */
+  maxCacheTtl: number;
+  noResolv: boolean;
+  resolvFile: string;
+  /** --server=ip#port, in order. */
+  servers: Upstream[];
+  /** --server=/domain/ip#port, in order (several per domain fail over). */
+  stubs: StubServer[];
+  dnsForwardMax: number;
+  logFacility: string;
+  pidFile: string;
+}
+
+export class ArgsError extends Error {
+  readonly code = 'DNSCACHE_BAD_OPTION';
+  readonly option: string;
+  constructor(option: string, message: string) {
+    super(message);
+    this.option = option;
+  }
+}
+
+type Kind = 'flag' | 'value';
+interface OptionSpec {
+  kind: Kind;
+  apply(c: DnscacheConfig, value: string, name: string): void;
+}
+
+/** dnsmasq caps --min-cache-ttl at one hour (TTL_FLOOR_LIMIT). */
+const MIN_CACHE_TTL_LIMIT = 3600;
+
+function int(name: string, value: string, max = 0x7fffffff): number {
+  if (!/^\d+$/.test(value) || Number(value) > max) throw new ArgsError(name, `bad value for --${name}: ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+/** `1.2.3.4`, `1.2.3.4#53`, `::1#53`, `[::1]#53`. */
+export function parseServerAddress(name: string, text: string): Upstream {
+  const hash = text.lastIndexOf('#');
+  let host = hash < 0 ? text : text.slice(0, hash);
+  const port = hash < 0 ? 53 : int(name, text.slice(hash + 1), 65535);
+  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
+  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
+  const isV4 = v4 !== null && v4.slice(1).every((o) => Number(o) <= 255);
+  const isV6 = !isV4 && host.includes(':') && /^[0-9a-fA-F:.]+$/.test(host);
+  if ((!isV4 && !isV6) || port === 0) throw new ArgsError(name, `bad server address for --${name}: ${JSON.stringify(text)}`);
+  return { host, port };
+}
+
+function server(c: DnscacheConfig, value: string, name: string): void {
+  if (!value.startsWith('/')) {
+    c.servers.push(parseServerAddress(name, value));
+    return;
+  }
+  const parts = value.split('/');
+  // ['', d1, d2, ..., addr]
+  const addr = parts[parts.length - 1];
+  const domains = parts.slice(1, -1);
+  if (domains.length === 0 || addr === '' || domains.some((d) => d === '')) {
+    // `/domain/` (answer locally only) and `/#/` are dnsmasq features dnscache does not have.
+    throw new ArgsError(name, `unsupported --${name} value: ${JSON.stringify(value)}`);
+  }
+  const upstream = parseServerAddress(name, addr);
+  for (const d of domains) c.stubs.push({ domain: d.toLowerCase().replace(/\.$/, ''), server: upstream });
+}
+
+const options: Record<string, OptionSpec> = {
+  'keep-in-foreground': { kind: 'flag', apply: (c) => (c.keepInForeground = true) },
+  port: { kind: 'value', apply: (c, v, n) => (c.port = int(n, v, 65535)) },
+  'listen-address': { kind: 'value', apply: (c, v) => c.listenAddresses.push(...v.split(',')) },
+  'bind-interfaces': { kind: 'flag', apply: (c) => (c.bindInterfaces = true) },
+  'cache-size': { kind: 'value', apply: (c, v, n) => (c.cacheSize = int(n, v)) },
+  'no-negcache': { kind: 'flag', apply: (c) => (c.noNegcache = true) },
+  'neg-ttl': { kind: 'value', apply: (c, v, n) => (c.negTtl = int(n, v)) },
+  'min-cache-ttl': { kind: 'value', apply: (c, v, n) => (c.minCacheTtl = Math.min(int(n, v), MIN_CACHE_TTL_LIMIT)) },
+  'max-cache-ttl': { kind: 'value', apply: (c, v, n) => (c.maxCacheTtl = int(n, v)) },
+  'no-resolv': { kind: 'flag', apply: (c) => (c.noResolv = true) },
+  'resolv-file': { kind: 'value', apply: (c, v) => (c.resolvFile = v) },
+  server: { kind: 'value', apply: server },
+  'dns-forward-max': { kind: 'value', apply: (c, v, n) => (c.dnsForwardMax = Math.max(1, int(n, v))) },
+  'log-facility': { kind: 'value', apply: (c, v) => (c.logFacility = v) },
+  'pid-file': { kind: 'value', apply: (c, v) => (c.pidFile = v) },
+};
+
+/** dnsmasq's short spellings of the options above. */
+const shortNames: Record<string, string> = {
+  k: 'keep-in-foreground',
+  p: 'port',
+  a: 'listen-address',
+  z: 'bind-interfaces',
+  c: 'cache-size',
+  N: 'no-negcache',
+  R: 'no-resolv',
+  r: 'resolv-file',
+  S: 'server',
+  '0': 'dns-forward-max',
+  '8': 'log-facility',
+  x: 'pid-file',
+};
+
+export function defaultConfig(): DnscacheConfig {
+  return {
+    keepInForeground: false,
+    port: 53,
+    listenAddresses: [],
+    bindInterfaces: false,
+    cacheSize: 150,
+    noNegcache: false,
+    negTtl: 0,
+    minCacheTtl: 0,
+    maxCacheTtl: 0,
+    noResolv: false,
+    resolvFile: '/etc/resolv.conf',
+    servers: [],
+    stubs: [],
+    // Well above dnsmasq's 150: the forwarder keeps its own socket pool, and in-flight sharing helps.
+    dnsForwardMax: 10_000,
+    logFacility: '-',
+    pidFile: '',
+  };
+}
+
+/** Throws ArgsError for an unknown option, a missing or bad value, or a stray argument. */
+export function parseArgs(argv: readonly string[]): DnscacheConfig {
+  const c = defaultConfig();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    let name: string;
+    let value: string | undefined;
+    if (arg.startsWith('--') && arg.length > 2) {
+      const eq = arg.indexOf('=');
+      name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
+      value = eq < 0 ? undefined : arg.slice(eq + 1);
+    } else if (arg.startsWith('-') && arg.length > 1) {
+      const long = shortNames[arg[1]];
+      if (long === undefined) throw new ArgsError(arg, `unknown option ${arg}`);
+      name = long;
+      value = arg.length > 2 ? arg.slice(2) : undefined;
+    } else {
+      throw new ArgsError(arg, `unexpected argument ${JSON.stringify(arg)}`);
+    }
+    const spec = options[name];
+    if (spec === undefined) throw new ArgsError(name, `unknown option --${name}`);
+    if (spec.kind === 'flag') {
+      if (value !== undefined) throw new ArgsError(name, `--${name} takes no value`);
+      spec.apply(c, '', name);
+      continue;
+    }
+    if (value === undefined) {
+      if (i + 1 >= argv.length) throw new ArgsError(name, `--${name} needs a value`);
+      value = argv[++i];
+    }
+    spec.apply(c, value, name);
+  }
+  return c;
+}

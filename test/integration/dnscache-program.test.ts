@@ -1,0 +1,160 @@
+// The real dnscache program in front of real dnsmasq upstreams on 127.0.0.1, asked with dig.
+
+import t from 'tap';
+import type { Test } from 'tap';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { answers, dig } from '../helpers/dig.ts';
+import { startDnsmasq } from '../helpers/dnsmasq.ts';
+import type { Dnsmasq } from '../helpers/dnsmasq.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { startProgram } from '../helpers/process.ts';
+import type { Program } from '../helpers/process.ts';
+import { makeAnswer } from '../helpers/packets.ts';
+import { udpUpstream } from '../helpers/upstreams.ts';
+
+// Authoritative for example.com, so negative answers carry an SOA (MINIMUM = --auth-ttl = 300).
+const AUTH = ['--local-ttl=300', '--auth-server=ns.example.com,127.0.0.1', '--auth-zone=example.com', '--auth-ttl=300', '--auth-soa=1,hostmaster.example.com,1200,120,1209600,300'];
+
+async function upstream(t: Test, hosts = ['192.0.2.53 www.example.com']): Promise<Dnsmasq> {
+  return startDnsmasq(t, hosts, AUTH);
+}
+
+/** Kills an upstream dnsmasq and waits until the process is gone: from then on only the cache answers. */
+async function stopUpstream(u: Dnsmasq): Promise<void> {
+  process.kill(u.pid, 'SIGKILL');
+  await eventually(() => {
+    try {
+      process.kill(u.pid, 0);
+      return false;
+    } catch {
+      return true;
+    }
+  }, 'upstream dnsmasq gone');
+}
+
+async function dnscache(t: Test, args: string[]): Promise<{ p: Program; port: number }> {
+  const p = startProgram(t, 'dnscache', ['-k', '--port=0', '--listen-address=127.0.0.1', '--bind-interfaces', '--no-resolv', '--log-facility=-', ...args]);
+  const m = await p.waitFor(/listening address=127\.0\.0\.1 port=(\d+)/);
+  return { p, port: Number(m[1]) };
+}
+
+async function stat(port: number, name: string): Promise<number> {
+  const r = await dig(port, name, 'TXT', ['-c', 'CH']);
+  if (r.answer.length !== 1) throw new Error(`no answer for ${name}: ${r.raw}`);
+  return Number(JSON.parse(r.answer[0].data));
+}
+
+// A dead upstream costs the forwarder its 2 s timeout before SERVFAIL.
+const slow = ['+time=6'];
+
+t.test('a second identical query is a cache hit: counted, and answered with the upstream gone', async (t) => {
+  const u = await upstream(t);
+  const { port } = await dnscache(t, [`--server=127.0.0.1#${u.port}`, '--cache-size=500']);
+  t.equal(await stat(port, 'cachesize.bind'), 500);
+  const first = await dig(port, 'www.example.com');
+  t.same(answers(first), ['192.0.2.53']);
+  t.equal(await stat(port, 'misses.bind'), 1);
+  t.equal(await stat(port, 'insertions.bind'), 1);
+  t.equal(await stat(port, 'hits.bind'), 0);
+  await stopUpstream(u);
+  const second = await dig(port, 'WwW.ExAmPlE.cOm', 'A', slow);
+  t.equal(second.status, 'NOERROR');
+  t.same(answers(second), ['192.0.2.53'], 'from the cache');
+  t.equal(second.question, 'WwW.ExAmPlE.cOm.', 'the asker\'s case');
+  t.equal(second.answer[0].name, 'WwW.ExAmPlE.cOm.');
+  t.equal(await stat(port, 'hits.bind'), 1);
+  t.equal(await stat(port, 'misses.bind'), 1);
+  t.equal(await stat(port, 'evictions.bind'), 0);
+  // Something never cached needs the (dead) upstream: SERVFAIL, not a hang.
+  const other = await dig(port, 'other.example.com', 'A', slow);
+  t.equal(other.status, 'SERVFAIL');
+});
+
+t.test('served TTLs go down with the time kept', async (t) => {
+  const u = await upstream(t);
+  const { port } = await dnscache(t, [`--server=127.0.0.1#${u.port}`]);
+  const first = await dig(port, 'www.example.com');
+  t.equal(first.answer[0].ttl, 300);
+  await new Promise((r) => setTimeout(r, 2100));
+  const later = await dig(port, 'www.example.com');
+  t.ok(later.answer[0].ttl <= 298 && later.answer[0].ttl >= 200, `ttl ${later.answer[0].ttl}`);
+  t.equal(await stat(port, 'hits.bind'), 1);
+});
+
+t.test('--max-cache-ttl caps what is served', async (t) => {
+  const u = await upstream(t);
+  const { port } = await dnscache(t, [`--server=127.0.0.1#${u.port}`, '--max-cache-ttl=60']);
+  await dig(port, 'www.example.com');
+  const hit = await dig(port, 'www.example.com');
+  t.ok(hit.answer[0].ttl <= 60, `ttl ${hit.answer[0].ttl}`);
+});
+
+t.test('negative answers (NXDOMAIN and NODATA) are cached from the SOA', async (t) => {
+  const u = await upstream(t);
+  const { port } = await dnscache(t, [`--server=127.0.0.1#${u.port}`]);
+  const nx = await dig(port, 'nope.example.com');
+  t.equal(nx.status, 'NXDOMAIN');
+  t.equal(nx.authority[0]?.type, 'SOA');
+  const nodata = await dig(port, 'www.example.com', 'AAAA');
+  t.equal(nodata.status, 'NOERROR');
+  t.equal(nodata.answer.length, 0);
+  t.equal(await stat(port, 'insertions.bind'), 2);
+  await stopUpstream(u);
+  const nx2 = await dig(port, 'nope.example.com', 'A', slow);
+  t.equal(nx2.status, 'NXDOMAIN', 'from the cache');
+  t.ok(nx2.authority[0].ttl <= 300);
+  t.equal((await dig(port, 'www.example.com', 'AAAA', slow)).status, 'NOERROR');
+  t.equal(await stat(port, 'hits.bind'), 2);
+});
+
+t.test('--no-negcache keeps negative answers out', async (t) => {
+  const u = await upstream(t);
+  const { port } = await dnscache(t, [`--server=127.0.0.1#${u.port}`, '--no-negcache']);
+  t.equal((await dig(port, 'nope.example.com')).status, 'NXDOMAIN');
+  t.equal(await stat(port, 'insertions.bind'), 0);
+  await stopUpstream(u);
+  t.equal((await dig(port, 'nope.example.com', 'A', slow)).status, 'SERVFAIL', 'asked the upstream again');
+});
+
+t.test('stub domains: the longest --server=/domain/ wins, the rest goes to the default', async (t) => {
+  // Not authoritative (an auth-mode dnsmasq refuses names outside its zones on that address).
+  const general = await startDnsmasq(t, ['192.0.2.53 www.example.com', '192.0.2.1 db.corp.test', '192.0.2.2 web.test'], ['--local-ttl=300']);
+  const corp = await startDnsmasq(t, ['192.0.2.99 db.corp.test'], ['--local-ttl=300']);
+  const { port } = await dnscache(t, [`--server=127.0.0.1#${general.port}`, `--server=/test/127.0.0.1#${general.port}`, `--server=/corp.test/127.0.0.1#${corp.port}`]);
+  t.same(answers(await dig(port, 'db.corp.test')), ['192.0.2.99'], 'corp.test beats test');
+  t.same(answers(await dig(port, 'web.test')), ['192.0.2.2']);
+  t.same(answers(await dig(port, 'www.example.com')), ['192.0.2.53'], 'default route');
+});
+
+t.test('identical queries in flight share one upstream query', async (t) => {
+  // A scripted upstream that answers after 300 ms, so all askers arrive while the first waits.
+  const slowUpstream = await udpUpstream(t, (msg, _rinfo, send) => {
+    setTimeout(() => send(makeAnswer(msg, { addresses: ['192.0.2.7'] })), 300);
+  });
+  const { port } = await dnscache(t, [`--server=127.0.0.1#${slowUpstream.port}`]);
+  const all = await Promise.all([1, 2, 3, 4, 5].map(() => dig(port, 'shared.example')));
+  for (const r of all) t.same(answers(r), ['192.0.2.7']);
+  t.equal(slowUpstream.ids.length, 1, 'one upstream query for five askers');
+});
+
+t.test('unknown options exit 2 naming the option', async (t) => {
+  for (const [arg, named] of [['--dnssec', '--dnssec'], ['--server=nonsense', '--server'], ['-q', '-q']]) {
+    const p = startProgram(t, 'dnscache', [arg]);
+    t.equal(await p.exited, 2, arg);
+    t.match(p.output(), named, arg);
+  }
+});
+
+t.test('--pid-file is written; SIGTERM exits 0 and removes it', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kdt-dnscache-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const pidFile = join(dir, 'dnscache.pid');
+  const u = await upstream(t);
+  const { p, port } = await dnscache(t, [`--server=127.0.0.1#${u.port}`, `--pid-file=${pidFile}`]);
+  t.equal(readFileSync(pidFile, 'utf8'), `${p.child.pid}\n`);
+  t.same(answers(await dig(port, 'www.example.com')), ['192.0.2.53']);
+  t.equal(await p.stop('SIGTERM'), 0);
+  t.equal(existsSync(pidFile), false);
+});

@@ -1,0 +1,61 @@
+import t from 'tap';
+import { ArgsError, defaultConfig, parseArgs } from '../../pkg/dnscache/args.ts';
+
+t.test('the nanny manifest\'s arguments', async (t) => {
+  const c = parseArgs(['-k', '--cache-size=1000', '--no-negcache', '--log-facility=-', '--server=/cluster.local/127.0.0.1#10053', '--server=/in-addr.arpa/127.0.0.1#10053', '--server', '/ip6.arpa/127.0.0.1#10053', '--server=8.8.8.8', '--no-resolv']);
+  t.equal(c.keepInForeground, true);
+  t.equal(c.cacheSize, 1000);
+  t.equal(c.noNegcache, true);
+  t.equal(c.noResolv, true);
+  t.same(c.servers, [{ host: '8.8.8.8', port: 53 }]);
+  t.same(
+    c.stubs.map((s) => s.domain),
+    ['cluster.local', 'in-addr.arpa', 'ip6.arpa'],
+  );
+  t.same(c.stubs[0].server, { host: '127.0.0.1', port: 10053 });
+});
+
+t.test('values, short options, several domains per --server, IPv6', async (t) => {
+  const c = parseArgs(['-p', '5353', '-a127.0.0.1', '--listen-address=::1', '-z', '--neg-ttl', '30', '--min-cache-ttl=99999', '--max-cache-ttl=600', '--resolv-file=/tmp/r', '--dns-forward-max=500', '--pid-file=/tmp/p', '-S', '/a.test/B.Test./::1#5300', '--server=[fd00::1]#54']);
+  t.equal(c.port, 5353);
+  t.same(c.listenAddresses, ['127.0.0.1', '::1']);
+  t.equal(c.bindInterfaces, true);
+  t.equal(c.negTtl, 30);
+  t.equal(c.minCacheTtl, 3600, 'capped at one hour, as dnsmasq does');
+  t.equal(c.maxCacheTtl, 600);
+  t.equal(c.resolvFile, '/tmp/r');
+  t.equal(c.dnsForwardMax, 500);
+  t.equal(c.pidFile, '/tmp/p');
+  t.same(c.stubs, [
+    { domain: 'a.test', server: { host: '::1', port: 5300 } },
+    { domain: 'b.test', server: { host: '::1', port: 5300 } },
+  ]);
+  t.same(c.servers, [{ host: 'fd00::1', port: 54 }]);
+  t.same(parseArgs([]), defaultConfig());
+});
+
+t.test('errors name the option', async (t) => {
+  const cases: [string[], string][] = [
+    [['--dnssec'], 'dnssec'],
+    [['-q'], '-q'],
+    [['stray'], 'stray'],
+    [['--port'], 'port'],
+    [['--port=x'], 'port'],
+    [['--port=70000'], 'port'],
+    [['--no-resolv=yes'], 'no-resolv'],
+    [['--server=not-an-ip'], 'server'],
+    [['--server=/example.com/'], 'server'],
+    [['--server=1.2.3.4#0'], 'server'],
+    [['--server=300.1.1.1'], 'server'],
+  ];
+  for (const [argv, option] of cases) {
+    let caught: unknown;
+    try {
+      parseArgs(argv);
+    } catch (err) {
+      caught = err;
+    }
+    t.ok(caught instanceof ArgsError, argv.join(' '));
+    t.match(caught, { code: 'DNSCACHE_BAD_OPTION', option }, argv.join(' '));
+  }
+});
