@@ -12,7 +12,7 @@ import { eventually } from '../helpers/eventually.ts';
 import { startProgram } from '../helpers/process.ts';
 import type { Program } from '../helpers/process.ts';
 import { makeAnswer } from '../helpers/packets.ts';
-import { udpUpstream } from '../helpers/upstreams.ts';
+import { blackhole, udpUpstream } from '../helpers/upstreams.ts';
 
 // Authoritative for example.com, so negative answers carry an SOA (MINIMUM = --auth-ttl = 300).
 const AUTH = ['--local-ttl=300', '--auth-server=ns.example.com,127.0.0.1', '--auth-zone=example.com', '--auth-ttl=300', '--auth-soa=1,hostmaster.example.com,1200,120,1209600,300'];
@@ -157,4 +157,43 @@ t.test('--pid-file is written; SIGTERM exits 0 and removes it', async (t) => {
   t.same(answers(await dig(port, 'www.example.com')), ['192.0.2.53']);
   t.equal(await p.stop('SIGTERM'), 0);
   t.equal(existsSync(pidFile), false);
+});
+
+t.test('a reply truncated upstream is fetched over TCP and cached whole', async (t) => {
+  const hosts = Array.from({ length: 60 }, (_, i) => `192.0.2.${i + 1} big.example.com`);
+  const u = await startDnsmasq(t, hosts, ['--local-ttl=300']);
+  const { port } = await dnscache(t, [`--server=127.0.0.1#${u.port}`]);
+  // No EDNS: dnsmasq truncates at 512 bytes, the forwarder retries over TCP.
+  const first = await dig(port, 'big.example.com', 'A', ['+noedns']);
+  t.equal(first.answer.length, 60, 'dig retried over TCP and got all 60');
+  await stopUpstream(u);
+  const cached = await dig(port, 'big.example.com', 'A', ['+tcp']);
+  t.equal(cached.answer.length, 60, 'the whole answer came from the cache');
+  // dig's own TCP retry of the first query was the first hit.
+  t.equal(await stat(port, 'hits.bind'), 2);
+  t.equal(await stat(port, 'misses.bind'), 1);
+});
+
+t.test('CHAOS: auth.bind is 0, other names are refused', async (t) => {
+  const u = await upstream(t);
+  const { port } = await dnscache(t, [`--server=127.0.0.1#${u.port}`]);
+  t.equal(await stat(port, 'auth.bind'), 0);
+  t.equal((await dig(port, 'version.bind', 'TXT', ['-c', 'CH'])).status, 'REFUSED');
+  t.equal((await dig(port, 'hits.bind', 'A', ['-c', 'CH'])).status, 'REFUSED');
+});
+
+t.test('over --dns-forward-max waiting upstream queries: REFUSED at once; a silent upstream: SERVFAIL', async (t) => {
+  const silent = await blackhole(t);
+  const { port } = await dnscache(t, [`--server=127.0.0.1#${silent.port}`, '--dns-forward-max=1']);
+  const waiting = dig(port, 'a.example', 'A', slow);
+  await eventually(() => silent.ids.length === 1, 'the first query reached the upstream');
+  t.equal((await dig(port, 'b.example')).status, 'REFUSED');
+  t.equal((await waiting).status, 'SERVFAIL');
+});
+
+t.test('a port already taken: exit 1 with the reason', async (t) => {
+  const first = await dnscache(t, ['--server=127.0.0.1#53']);
+  const second = startProgram(t, 'dnscache', [`--port=${first.port}`, '--listen-address=127.0.0.1', '--no-resolv']);
+  t.equal(await second.exited, 1);
+  t.match(second.output(), /cannot start.*EADDRINUSE/);
 });
