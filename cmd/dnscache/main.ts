@@ -18,6 +18,10 @@ const running = await runDnscache(config, log).catch((err: Error) => {
 if (config.pidFile !== '') writeFileSync(config.pidFile, `${process.pid}\n`);
 for (const l of running.listening) log.info('listening', { address: l.address, port: l.port, cacheSize: config.cacheSize });
 
+// SIGHUP: servers and resolv files again, cache cleared (as dnsmasq). SIGUSR1: statistics to the log.
+process.on('SIGHUP', () => running.reload());
+process.on('SIGUSR1', () => running.logStatistics());
+
 // SIGTERM: stop accepting, let queries in flight finish, exit 0.
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -31,6 +31,13 @@ export interface DnscacheConfig {
   /** --server=/domain/ip#port, in order (several per domain fail over). */
   stubs: StubServer[];
   dnsForwardMax: number;
+  /** More --server lines, re-read on SIGHUP; '' = none. */
+  serversFile: string;
+  /** Servers are always tried in the order given; accepted for dnsmasq's sake. */
+  strictOrder: boolean;
+  logQueries: boolean;
+  /** Accepted (the original manifest passes it) but not implemented yet: a warning at start. */
+  dnsLoopDetect: boolean;
   logFacility: string;
   pidFile: string;
 }
@@ -102,6 +109,10 @@ const options: Record<string, OptionSpec> = {
   'resolv-file': { kind: 'value', apply: (c, v) => (c.resolvFile = v) },
   server: { kind: 'value', apply: server },
   'dns-forward-max': { kind: 'value', apply: (c, v, n) => (c.dnsForwardMax = Math.max(1, int(n, v))) },
+  'servers-file': { kind: 'value', apply: (c, v) => (c.serversFile = v) },
+  'strict-order': { kind: 'flag', apply: (c) => (c.strictOrder = true) },
+  'log-queries': { kind: 'flag', apply: (c) => (c.logQueries = true) },
+  'dns-loop-detect': { kind: 'flag', apply: (c) => (c.dnsLoopDetect = true) },
   'log-facility': { kind: 'value', apply: (c, v) => (c.logFacility = v) },
   'pid-file': { kind: 'value', apply: (c, v) => (c.pidFile = v) },
 };
@@ -120,6 +131,8 @@ const shortNames: Record<string, string> = {
   '0': 'dns-forward-max',
   '8': 'log-facility',
   x: 'pid-file',
+  o: 'strict-order',
+  q: 'log-queries',
 };
 
 export function defaultConfig(): DnscacheConfig {
@@ -139,6 +152,10 @@ export function defaultConfig(): DnscacheConfig {
     stubs: [],
     // Well above dnsmasq's 150: the forwarder keeps its own socket pool, and in-flight sharing helps.
     dnsForwardMax: 10_000,
+    serversFile: '',
+    strictOrder: false,
+    logQueries: false,
+    dnsLoopDetect: false,
     logFacility: '-',
     pidFile: '',
   };
@@ -177,4 +194,25 @@ export function parseArgs(argv: readonly string[]): DnscacheConfig {
     spec.apply(c, value, name);
   }
   return c;
+}
+
+/**
+ * A --servers-file: one `server=...` per line (dnsmasq allows only those there); blank lines and `#`
+ * comments skipped. Bad lines are returned as errors, the good ones are still used.
+ */
+export function parseServersFile(text: string): { servers: Upstream[]; stubs: StubServer[]; errors: string[] } {
+  const c = defaultConfig();
+  const errors: string[] = [];
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    const m = /^server\s*=\s*(\S+)$/.exec(line);
+    try {
+      if (m === null) throw new ArgsError('servers-file', `not a server= line: ${JSON.stringify(line)}`);
+      server(c, m[1], 'server');
+    } catch (err) {
+      errors.push((err as Error).message);
+    }
+  }
+  return { servers: c.servers, stubs: c.stubs, errors };
 }

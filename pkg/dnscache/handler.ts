@@ -25,6 +25,8 @@ export interface CachingHandlerOptions {
   cache: AnswerCache;
   forwarder: Forwarder;
   log: Logger;
+  /** --log-queries: one info line per query (name, type, where the answer came from). */
+  logQueries?: boolean;
 }
 
 export class CachingHandler {
@@ -32,12 +34,14 @@ export class CachingHandler {
   private readonly cache: AnswerCache;
   private readonly forwarder: Forwarder;
   private readonly log: Logger;
+  private readonly logQueries: boolean;
   private readonly inflight = new Map<string, Promise<Uint8Array>>();
 
   constructor(o: CachingHandlerOptions) {
     this.cache = o.cache;
     this.forwarder = o.forwarder;
     this.log = o.log;
+    this.logQueries = o.logQueries === true;
   }
 
   readonly handle: Handler = (q: Query): Answer | Promise<Answer> => {
@@ -45,8 +49,12 @@ export class CachingHandler {
     if (question.class === Class.CH) return { message: chaosReply(q.qname, question.type, this.cache) };
     const key = cacheKey(q.qname, question.type, question.class, message.edns?.do === true, message.cd);
     const hit = this.cache.get(key);
+    let pending = hit === undefined ? this.inflight.get(key) : undefined;
+    if (this.logQueries) {
+      const from = hit !== undefined ? 'cache' : pending !== undefined ? 'shared' : 'forwarded';
+      this.log.info('query', { name: q.qname, type: question.type, from, client: q.remoteAddress });
+    }
     if (hit !== undefined) return { wire: hit };
-    let pending = this.inflight.get(key);
     if (pending !== undefined) this.stats.shared++;
     else pending = this.forward(q, key);
     return pending.then(

@@ -2,7 +2,7 @@
 
 import t from 'tap';
 import type { Test } from 'tap';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { answers, dig } from '../helpers/dig.ts';
@@ -140,7 +140,7 @@ t.test('identical queries in flight share one upstream query', async (t) => {
 });
 
 t.test('unknown options exit 2 naming the option', async (t) => {
-  for (const [arg, named] of [['--dnssec', '--dnssec'], ['--server=nonsense', '--server'], ['-q', '-q']]) {
+  for (const [arg, named] of [['--dnssec', '--dnssec'], ['--server=nonsense', '--server'], ['-y', '-y']]) {
     const p = startProgram(t, 'dnscache', [arg]);
     t.equal(await p.exited, 2, arg);
     t.match(p.output(), named, arg);
@@ -196,4 +196,26 @@ t.test('a port already taken: exit 1 with the reason', async (t) => {
   const second = startProgram(t, 'dnscache', [`--port=${first.port}`, '--listen-address=127.0.0.1', '--no-resolv']);
   t.equal(await second.exited, 1);
   t.match(second.output(), /cannot start.*EADDRINUSE/);
+});
+
+t.test('SIGHUP re-reads --servers-file and clears the cache; SIGUSR1 logs statistics; --log-queries', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kdt-dnscache-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const one = await startDnsmasq(t, ['192.0.2.1 www.example.com'], ['--local-ttl=300']);
+  const two = await startDnsmasq(t, ['192.0.2.2 www.example.com'], ['--local-ttl=300']);
+  const file = join(dir, 'servers');
+  writeFileSync(file, `# from the nanny\nserver=127.0.0.1#${one.port}\nnonsense\n`);
+  const { p, port } = await dnscache(t, [`--servers-file=${file}`, '--log-queries', '--dns-loop-detect', '--strict-order']);
+  t.match(p.output(), /servers file .*not a server= line/, 'a bad line is logged, the rest used');
+  t.match(p.output(), /--dns-loop-detect is accepted but not implemented/);
+  t.same(answers(await dig(port, 'www.example.com')), ['192.0.2.1']);
+  t.same(answers(await dig(port, 'www.example.com')), ['192.0.2.1'], 'cached');
+  await p.waitFor(/query name=www\.example\.com type=1 from=cache/);
+  writeFileSync(file, `server=/example.com/127.0.0.1#${two.port}\n`);
+  p.child.kill('SIGHUP');
+  await p.waitFor(/reloaded/);
+  t.same(answers(await dig(port, 'www.example.com')), ['192.0.2.2'], 'new route, cache cleared');
+  p.child.kill('SIGUSR1');
+  const m = await p.waitFor(/statistics .*hits=(\d+) misses=(\d+)/);
+  t.same([m[1], m[2]], ['1', '2']);
 });

@@ -37,7 +37,7 @@ t.test('values, short options, several domains per --server, IPv6', async (t) =>
 t.test('errors name the option', async (t) => {
   const cases: [string[], string][] = [
     [['--dnssec'], 'dnssec'],
-    [['-q'], '-q'],
+    [['-y'], '-y'],
     [['stray'], 'stray'],
     [['--port'], 'port'],
     [['--port=x'], 'port'],
