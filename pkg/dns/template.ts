@@ -5,6 +5,7 @@
 import { HEADER_SIZE, Type } from './constants.ts';
 import type { EncodedMessage } from './encode.ts';
 import { DnsParseError } from './errors.ts';
+import { NAME_BAD_LABEL, skipName as walkName } from './walk.ts';
 import { B2_RD, B2_TC, B3_CD, OFF_ANCOUNT, OFF_ARCOUNT, OFF_NSCOUNT, setU16, u16 } from './header.ts';
 
 export interface Template {
@@ -40,16 +41,12 @@ export function templateFromEncoded(enc: EncodedMessage, questionEnd: number, rc
   };
 }
 
-// Skips a name in place (pointers allowed, not followed) and returns the offset after it.
+// walk.ts's skipName, failing with the parse error a relayed answer deserves.
 function skipName(buf: Uint8Array, p: number): number {
-  for (;;) {
-    if (p >= buf.length) throw new DnsParseError('DNS_ERR_SHORT', 'name runs past the end', p);
-    const len = buf[p];
-    if (len === 0) return p + 1;
-    if ((len & 0xc0) === 0xc0) return p + 2;
-    if (len & 0xc0) throw new DnsParseError('DNS_ERR_LABEL', 'bad label type', p);
-    p += len + 1;
-  }
+  const end = walkName(buf, p);
+  if (end === NAME_BAD_LABEL) throw new DnsParseError('DNS_ERR_LABEL', 'bad label type', p);
+  if (end < 0) throw new DnsParseError('DNS_ERR_SHORT', 'name runs past the end', p);
+  return end;
 }
 
 function skipRecord(buf: Uint8Array, p: number): number {

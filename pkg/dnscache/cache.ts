@@ -2,10 +2,9 @@
 // a copy whose TTLs are reduced by the whole seconds it has been kept.
 
 import { LRUCache } from 'lru-cache';
-import { readReplyShape, readTtl, writeTtl } from './records.ts';
-
-const RCODE_NOERROR = 0;
-const RCODE_NXDOMAIN = 3;
+import { Rcode } from '../dns/constants.ts';
+import { readTtl, writeTtl } from '../dns/walk.ts';
+import { readReplyShape } from './records.ts';
 
 export interface CachePolicy {
   /** Entries; 0 = keep nothing. */
@@ -50,8 +49,8 @@ export function clampTtl(ttl: number, p: Pick<CachePolicy, 'minCacheTtl' | 'maxC
 export function cacheTtl(reply: Uint8Array, p: CachePolicy): number {
   const shape = readReplyShape(reply);
   if (shape === null || shape.truncated) return 0;
-  if (shape.rcode !== RCODE_NOERROR && shape.rcode !== RCODE_NXDOMAIN) return 0;
-  const negative = shape.rcode === RCODE_NXDOMAIN || shape.answerCount === 0;
+  if (shape.rcode !== Rcode.NOERROR && shape.rcode !== Rcode.NXDOMAIN) return 0;
+  const negative = shape.rcode === Rcode.NXDOMAIN || shape.answerCount === 0;
   if (negative) {
     if (p.noNegcache) return 0;
     const ttl = shape.soaNegativeTtl >= 0 ? shape.soaNegativeTtl : p.negTtl;
