@@ -4,6 +4,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { createLogger } from '../../pkg/log/log.ts';
 import { runDnscache } from '../../pkg/dnscache/program.ts';
+import { stopOnSignals } from '../../pkg/signals/shutdown.ts';
 import { parseArgsOrExit } from './flags.ts';
 
 const config = parseArgsOrExit(process.argv.slice(2));
@@ -22,22 +23,8 @@ for (const l of running.listening) log.info('listening', { address: l.address, p
 process.on('SIGHUP', () => running.reload());
 process.on('SIGUSR1', () => running.logStatistics());
 
-// SIGTERM: stop accepting, let queries in flight finish, exit 0.
-let stopping = false;
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    log.info('shutting down', { signal });
-    running.close().then(
-      () => {
-        if (config.pidFile !== '') rmSync(config.pidFile, { force: true });
-        process.exit(0);
-      },
-      (err: Error) => {
-        log.error('shutdown failed', { error: err.message });
-        process.exit(1);
-      },
-    );
-  });
-}
+// SIGTERM: stop accepting, let queries in flight finish, remove the pid file, exit 0.
+stopOnSignals(log, async () => {
+  await running.close();
+  if (config.pidFile !== '') rmSync(config.pidFile, { force: true });
+});

@@ -4,6 +4,7 @@
 import { parseOrExit } from '../../pkg/flags/flags.ts';
 import { setVerbosity, createLogger } from '../../pkg/log/log.ts';
 import { runKubeDns } from '../../pkg/kubedns/program.ts';
+import { stopOnSignals } from '../../pkg/signals/shutdown.ts';
 import { FileSource } from '../../pkg/source/file.ts';
 import { KubernetesSource } from '../../pkg/source/kubernetes.ts';
 import { parseFederations } from '../../pkg/config/config.ts';
@@ -93,18 +94,4 @@ if (f['start-banner']) {
 }
 
 // SIGTERM: stop accepting, let in-flight queries finish, exit 0.
-let stopping = false;
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    log.info('shutting down', { signal });
-    running.close().then(
-      () => process.exit(0),
-      (err: Error) => {
-        log.error('shutdown failed', { error: err.message });
-        process.exit(1);
-      },
-    );
-  });
-}
+stopOnSignals(log, () => running.close());
