@@ -169,6 +169,9 @@ export class FileWatch {
       return;
     }
     this.unreadable = false;
+    // `>` and most editors truncate and then write: a just-modified file that turned empty is most
+    // likely half written. Wait for it to settle (the racy re-reads) rather than wipe what is served.
+    if (this.racy && this.lastDigest !== null && text.trim() === '') return;
     const digest = createHash('sha1').update(text).digest('base64');
     if (this.stopped || digest === this.lastDigest) return;
     this.lastDigest = digest;

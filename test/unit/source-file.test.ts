@@ -235,6 +235,24 @@ t.test('an empty file is an empty cluster, and synced', async (t) => {
   t.same(sink.summary(), [[]], 'one empty batch, flushed before synced');
 });
 
+t.test('a file truncated and then rewritten is not served empty in between', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'cluster.yaml');
+  writeFileSync(file, stream(svc('a', '10.0.0.1')));
+  const sink = new RecordingSink();
+  const source = await startSource(t, file, sink);
+  writeFileSync(file, '');
+  // Longer than the debounce and a poll, shorter than the settle time: an empty cluster here would wipe DNS.
+  await new Promise((resolve) => setTimeout(resolve, 600));
+  t.same(sink.summary(1), [], 'the momentarily empty file was not delivered');
+  writeFileSync(file, stream(svc('a', '10.0.0.2')));
+  await eventually(() => sink.batches.length === 2, 'the rewritten file');
+  t.same(sink.summary(1), [['update Service default/a']], 'an update, never a delete and re-add');
+  writeFileSync(file, '');
+  await eventually(() => source.stats.objects === 0, 'a file that stays empty is an empty cluster', 5000);
+  t.same(sink.summary(2), [['delete Service default/a']]);
+});
+
 t.test('after stop(), nothing is delivered', async (t) => {
   const dir = tempDir(t);
   const file = join(dir, 'cluster.yaml');
