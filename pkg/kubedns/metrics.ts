@@ -14,6 +14,8 @@ const TRACKED_TYPES = [Type.A, Type.AAAA, Type.SRV, Type.PTR, Type.CNAME, Type.T
 const TYPE_SLOT = new Map<number, number>(TRACKED_TYPES.map((t, i) => [t, i]));
 const OTHER_SLOT = TRACKED_TYPES.length;
 const RCODES = 24;
+const SYSTEMS: readonly System[] = ['auth', 'reverse', 'recursive', 'chaos', 'refused'];
+const SYSTEM_SLOT = Object.fromEntries(SYSTEMS.map((s, i) => [s, i])) as Record<System, number>;
 const PROTOS = ['udp', 'tcp'] as const;
 
 export interface KubeDnsState {
@@ -45,8 +47,9 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
   const slots = OTHER_SLOT + 1;
   const responses = new Float64Array(PROTOS.length * slots * RCODES);
   const flushedResponses = new Float64Array(responses.length);
-  const systems = new Map<System, number>();
-  const flushedSystems = new Map<System, number>();
+  // Indexed by SYSTEMS: a cache hit bumps one slot, no Map lookup.
+  const systems = new Float64Array(SYSTEMS.length);
+  const flushedSystems = new Float64Array(SYSTEMS.length);
   let cacheHits = 0;
   let flushedCacheHits = 0;
 
@@ -93,10 +96,10 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
     labelNames: ['system'],
     registers: [registry],
     collect() {
-      for (const [system, n] of systems) {
-        const delta = n - (flushedSystems.get(system) ?? 0);
-        if (delta > 0) skydnsRequests.inc({ system }, delta);
-        flushedSystems.set(system, n);
+      for (let i = 0; i < SYSTEMS.length; i++) {
+        const delta = systems[i] - flushedSystems[i];
+        if (delta > 0) skydnsRequests.inc({ system: SYSTEMS[i] }, delta);
+        flushedSystems[i] = systems[i];
       }
     },
   });
@@ -192,7 +195,7 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
   });
 
   const addSystem = (system: System): void => {
-    systems.set(system, (systems.get(system) ?? 0) + 1);
+    systems[SYSTEM_SLOT[system]]++;
   };
   const observer: ServerObserver = {
     response(qtype, rcode, transport, seconds, fromCache) {
@@ -201,7 +204,7 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
       duration.observe(seconds);
       if (fromCache) {
         cacheHits++;
-        addSystem(qtype === Type.PTR ? 'reverse' : 'auth');
+        systems[qtype === Type.PTR ? SYSTEM_SLOT.reverse : SYSTEM_SLOT.auth]++;
       }
     },
     malformed: (reason) => malformed.inc({ reason }),
