@@ -5,7 +5,7 @@
 import { HEADER_SIZE, Type } from './constants.ts';
 import type { EncodedMessage } from './encode.ts';
 import { DnsParseError } from './errors.ts';
-import { NAME_BAD_LABEL, skipName as walkName } from './walk.ts';
+import { NAME_BAD_LABEL, sameNameBytes, skipName as walkName } from './walk.ts';
 import { B2_RD, B2_TC, B3_CD, OFF_ANCOUNT, OFF_ARCOUNT, OFF_NSCOUNT, setU16, u16 } from './header.ts';
 
 export interface Template {
@@ -116,13 +116,7 @@ export function templateFromWire(wire: Uint8Array): Template {
 
 /** True when the template's question name equals the request's, ignoring ASCII case. */
 export function sameQuestionName(t: Template, req: Uint8Array, reqNameEnd: number): boolean {
-  if (t.nameEnd !== reqNameEnd) return false;
-  for (let i = HEADER_SIZE; i < reqNameEnd; i++) {
-    const a = t.bytes[i];
-    const b = req[i];
-    if (a !== b && ((a | 0x20) !== (b | 0x20) || (a | 0x20) < 97 || (a | 0x20) > 122)) return false;
-  }
-  return true;
+  return t.nameEnd === reqNameEnd && sameNameBytes(t.bytes, req, HEADER_SIZE, reqNameEnd);
 }
 
 /** Set by render(): whether the last reply had to be cut to header + question with TC. */

@@ -32,3 +32,19 @@ export function writeTtl(buf: Uint8Array, off: number, ttl: number): void {
   buf[off + 2] = (ttl >>> 8) & 0xff;
   buf[off + 3] = ttl & 0xff;
 }
+
+/**
+ * Whether a[start, end) and b[start, end) hold the same wire name, ASCII letters compared without
+ * case (0x20 randomisation). Length bytes are never 0x41-0x5a (at most 63), so folding every byte is safe.
+ */
+export function sameNameBytes(a: Uint8Array, b: Uint8Array, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    let x = a[i];
+    let y = b[i];
+    if (x === y) continue;
+    if (x >= 0x41 && x <= 0x5a) x |= 0x20;
+    if (y >= 0x41 && y <= 0x5a) y |= 0x20;
+    if (x !== y) return false;
+  }
+  return true;
+}

@@ -3,6 +3,7 @@
 
 import { Flag, HEADER_SIZE } from '../dns/constants.ts';
 import { readQuestion } from '../dns/question.ts';
+import { sameNameBytes } from '../dns/walk.ts';
 
 export function readId(msg: Uint8Array): number {
   return (msg[0] << 8) | msg[1];
@@ -45,18 +46,9 @@ export function questionEnd(msg: Uint8Array): number {
 export function sameQuestion(reply: Uint8Array, query: Uint8Array, queryEnd: number): boolean {
   const end = questionEnd(reply);
   if (end !== queryEnd) return false;
-  // Name bytes fold A-Z. A length byte is never 0x41-0x5a (lengths are at most 63), so folding every
-  // byte of the name compares it correctly; type and class (the last 4 bytes) must match exactly.
+  // The name without case; type and class (the last 4 bytes) exactly.
   const nameEnd = end - 4;
-  for (let i = HEADER_SIZE; i < nameEnd; i++) {
-    let a = reply[i];
-    let b = query[i];
-    if (a !== b) {
-      if (a >= 0x41 && a <= 0x5a) a |= 0x20;
-      if (b >= 0x41 && b <= 0x5a) b |= 0x20;
-      if (a !== b) return false;
-    }
-  }
+  if (!sameNameBytes(reply, query, HEADER_SIZE, nameEnd)) return false;
   for (let i = nameEnd; i < end; i++) if (reply[i] !== query[i]) return false;
   return true;
 }
