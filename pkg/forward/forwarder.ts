@@ -1,6 +1,7 @@
 // Relays a client's query to upstream servers and hands back the reply bytes with the client's ID.
 // Servers are tried in order, each once over UDP (and again over TCP when the reply is truncated);
-// a timeout, a socket error, SERVFAIL or REFUSED moves on to the next one.
+// a timeout, a socket error, SERVFAIL or REFUSED moves on to the next one. Each upstream address
+// keeps its own counters (servers.ts), for dnsmasq's servers.bind.
 
 import type { Socket } from 'node:net';
 import { Rcode } from '../dns/constants.ts';
@@ -8,6 +9,8 @@ import { createLogger } from '../log/log.ts';
 import type { Logger } from '../log/log.ts';
 import { ForwardError } from './errors.ts';
 import { Routes } from './routes.ts';
+import { ServerSet, serverKey } from './servers.ts';
+import type { ServerStats, UpstreamServer } from './servers.ts';
 import { tcpExchange } from './tcp.ts';
 import { UdpExchanger } from './udp.ts';
 import { formatUpstream, normalizeUpstream } from './upstream.ts';
@@ -59,7 +62,11 @@ export class Forwarder {
   private readonly timeoutMs: number;
   private readonly maxInFlight: number;
   private readonly log: Logger;
-  private readonly routes = new Routes();
+  private readonly routes = new Routes<UpstreamServer>();
+  /** Every configured address, default route first, then the stub domains' in the order given. */
+  private servers: ReadonlyMap<string, UpstreamServer> = new Map();
+  private defaultConfig: readonly Upstream[] = [];
+  private stubConfig: ReadonlyMap<string, readonly Upstream[]> = new Map();
   private readonly udp: UdpExchanger;
   private readonly tcpSockets = new Set<Socket>();
   private inFlight = 0;
@@ -72,21 +79,56 @@ export class Forwarder {
     this.udp = new UdpExchanger({ size: opts.udpSockets ?? 8, maxUses: opts.udpSocketUses ?? 200 }, this.stats, this.log);
   }
 
-  /** The default route. Throws ForwardError 'FORWARD_BAD_UPSTREAM' for a host that is not an IP. */
+  /**
+   * The default route. Throws ForwardError 'FORWARD_BAD_UPSTREAM' for a host that is not an IP.
+   * Servers disabled with disable() are used again.
+   */
   setUpstreams(servers: readonly Upstream[]): void {
-    this.routes.setDefault(servers.map(normalizeUpstream));
+    const normalized = servers.map(normalizeUpstream);
+    this.install(normalized, this.stubConfig);
+    this.defaultConfig = normalized;
+    for (const server of this.servers.values()) server.disabled = false;
   }
 
   /** Names at or under a domain go to its servers; the longest matching domain wins. */
   setStubDomains(stubs: ReadonlyMap<string, readonly Upstream[]>): void {
     const normalized = new Map<string, Upstream[]>();
     for (const [domain, servers] of stubs) normalized.set(domain, servers.map(normalizeUpstream));
-    this.routes.setStubs(normalized);
+    this.install(this.defaultConfig, normalized);
+    this.stubConfig = normalized;
+  }
+
+  /**
+   * Stops sending to `server` on the default route until the next setUpstreams(), as dnsmasq does
+   * with a server its loop detection caught (only non-domain servers are probed, so stub domains
+   * naming the same address keep using it). False when it is not an enabled default server.
+   */
+  disable(server: Upstream): boolean {
+    const s = this.servers.get(serverKey(normalizeUpstream(server)));
+    if (s === undefined || s.disabled || !this.routes.defaultRoute.includes(s)) return false;
+    s.disabled = true;
+    return true;
   }
 
   /** The servers a name would be sent to, in the order they are tried. */
   serversFor(qname: string): Upstream[] {
-    return this.routes.serversFor(qname).map((u) => ({ ...u }));
+    const servers = this.routes.serversFor(qname);
+    const skipDisabled = servers === this.routes.defaultRoute;
+    const out: Upstream[] = [];
+    for (const s of servers) if (!(skipDisabled && s.disabled)) out.push({ host: s.host, port: s.port });
+    return out;
+  }
+
+  /**
+   * Per-address counters, one entry per configured address (an address on several routes is one
+   * entry): the default route's in order, then the stub domains' in the order they were given.
+   */
+  serverStats(): ServerStats[] {
+    const out: ServerStats[] = [];
+    for (const s of this.servers.values()) {
+      out.push({ server: { host: s.host, port: s.port }, queries: s.queries, failed: s.failed, unanswered: s.unanswered, disabled: s.disabled });
+    }
+    return out;
   }
 
   /** Queries currently waiting for an upstream. */
@@ -106,6 +148,7 @@ export class Forwarder {
     const queryEnd = questionEnd(query);
     if (queryEnd < 0) throw new ForwardError('FORWARD_BAD_QUERY', 'the query has no single readable question');
     const servers = this.routes.serversFor(qname);
+    const skipDisabled = servers === this.routes.defaultRoute;
     if (servers.length === 0) throw new ForwardError('FORWARD_NO_SERVERS', `no upstream servers for ${qname}`);
     if (this.inFlight >= this.maxInFlight) {
       this.stats.overloaded++;
@@ -119,19 +162,30 @@ export class Forwarder {
       const out = Buffer.allocUnsafe(query.length);
       out.set(query);
       let fallback: Buffer | null = null;
+      let tried = 0;
       for (const server of servers) {
+        if (skipDisabled && server.disabled) continue;
+        tried++;
+        server.queries++;
         let reply = await this.udp.exchange(out, queryEnd, server, this.timeoutMs);
         if (this.closed) throw new ForwardError('FORWARD_CLOSED', 'the forwarder was closed');
-        if (reply === null) continue;
+        if (reply === null) {
+          server.unanswered++;
+          continue;
+        }
         if (isTruncated(reply)) {
           fallback = reply; // still tells the client to come back over TCP if nothing better turns up
           this.stats.tcpRetries++;
           reply = await this.overTcp(out, queryEnd, server);
           if (this.closed) throw new ForwardError('FORWARD_CLOSED', 'the forwarder was closed');
-          if (reply === null) continue;
+          if (reply === null) {
+            server.unanswered++;
+            continue;
+          }
         }
         const rcode = headerRcode(reply);
         if (rcode === Rcode.SERVFAIL || rcode === Rcode.REFUSED) {
+          server.failed++;
           this.stats.serverErrors++;
           this.log.debug(2, 'upstream refused or failed, trying the next', { upstream: formatUpstream(server), rcode });
           fallback = reply;
@@ -144,6 +198,7 @@ export class Forwarder {
         writeId(fallback, clientId);
         return fallback;
       }
+      if (tried === 0) throw new ForwardError('FORWARD_NO_SERVERS', `every upstream server for ${qname} is disabled`);
       this.stats.failures++;
       throw new ForwardError('FORWARD_ALL_FAILED', `no upstream answered for ${qname}: tried ${servers.map(formatUpstream).join(', ')}`);
     } finally {
@@ -157,6 +212,17 @@ export class Forwarder {
     this.closed = true;
     for (const socket of this.tcpSockets) socket.destroy();
     await this.udp.close();
+  }
+
+  /** Routes built over one set of server objects, taking over the current objects (and counts). */
+  private install(defaults: readonly Upstream[], stubs: ReadonlyMap<string, readonly Upstream[]>): void {
+    const set = new ServerSet(this.servers);
+    const defaultRoute = defaults.map((u) => set.intern(u));
+    const stubRoutes = new Map<string, UpstreamServer[]>();
+    for (const [domain, servers] of stubs) stubRoutes.set(domain, servers.map((u) => set.intern(u)));
+    this.routes.setDefault(defaultRoute);
+    this.routes.setStubs(stubRoutes);
+    this.servers = set.byKey;
   }
 
   private async overTcp(query: Buffer, queryEnd: number, server: Upstream): Promise<Buffer | null> {

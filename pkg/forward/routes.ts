@@ -18,22 +18,27 @@ function nextLabel(name: string, from: number): number {
   return -1;
 }
 
-export class Routes {
-  private defaults: readonly Upstream[] = [];
-  private stubs = new Map<string, readonly Upstream[]>();
+export class Routes<S extends Upstream = Upstream> {
+  private defaults: readonly S[] = [];
+  private stubs = new Map<string, readonly S[]>();
 
-  setDefault(servers: readonly Upstream[]): void {
+  /** The default route's list itself (callers compare identity to tell the default route apart). */
+  get defaultRoute(): readonly S[] {
+    return this.defaults;
+  }
+
+  setDefault(servers: readonly S[]): void {
     this.defaults = servers;
   }
 
   /** Domains are matched case-insensitively, with or without a trailing dot. Empty lists are ignored. */
-  setStubs(stubs: ReadonlyMap<string, readonly Upstream[]>): void {
-    const next = new Map<string, readonly Upstream[]>();
+  setStubs(stubs: ReadonlyMap<string, readonly S[]>): void {
+    const next = new Map<string, readonly S[]>();
     for (const [domain, servers] of stubs) if (servers.length > 0) next.set(canonical(domain), servers);
     this.stubs = next;
   }
 
-  serversFor(qname: string): readonly Upstream[] {
+  serversFor(qname: string): readonly S[] {
     if (this.stubs.size === 0) return this.defaults;
     const name = canonical(qname);
     for (let at = 0; at >= 0; at = nextLabel(name, at)) {
