@@ -1,0 +1,48 @@
+#!/usr/bin/env -S node --max-semi-space-size=2 --optimize-for-size
+// dnsmasq-nanny: flags → pkg/nanny. Nothing else lives here.
+
+import { parseOrExit } from '../../pkg/flags/flags.ts';
+import { createLogger, setVerbosity } from '../../pkg/log/log.ts';
+import { parseUpstream } from '../../pkg/config/config.ts';
+import { childCommand } from '../../pkg/nanny/exec.ts';
+import { parseListenAddress } from '../../pkg/nanny/http.ts';
+import type { ListenAddress } from '../../pkg/nanny/http.ts';
+import { runNanny } from '../../pkg/nanny/nanny.ts';
+import { describeExit, stoppedCleanly } from '../../pkg/nanny/supervisor.ts';
+import { stopOnSignals } from '../../pkg/signals/shutdown.ts';
+import { nannyFlags } from './flags.ts';
+
+const { values: f, rest } = parseOrExit(nannyFlags, process.argv.slice(2), {
+  program: 'dnsmasq-nanny',
+  usage: 'dnsmasq-nanny [flags] -- [forwarder args]: runs dnsmasq (or dnscache) with the kube-dns ConfigMap\'s servers',
+});
+setVerbosity(f.v);
+const log = createLogger('dnsmasq-nanny');
+
+const running = await runNanny({
+  command: childCommand(f.dnsmasqExec),
+  childArgs: rest,
+  restartOnChange: f.restartDnsmasq,
+  configDir: f.configDir,
+  syncIntervalMs: f.syncInterval,
+  kubedns: parseUpstream(f.kubednsServer), // checked by the flag's validator
+  logIntervalMs: f.logInterval,
+  metrics: f.metricsAddress === '' ? null : (parseListenAddress(f.metricsAddress) as ListenAddress),
+  log,
+}).catch((err: Error) => {
+  log.error('cannot start', { error: err.message });
+  process.exit(1);
+});
+
+// A crash loop ends the nanny with an error, so the kubelet sees (and backs off) the container.
+void running.crashLoop.then(async (reason) => {
+  log.error('the child keeps failing, giving up', { reason });
+  await running.close();
+  process.exit(1);
+});
+
+// SIGTERM: to the child, wait for it, clean up; exit 1 only when it did not stop cleanly.
+stopOnSignals(log, async () => {
+  const exit = await running.close();
+  if (!stoppedCleanly(exit)) throw new Error(`the child did not stop cleanly: ${describeExit(exit!)}`);
+});

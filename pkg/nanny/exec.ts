@@ -1,0 +1,61 @@
+// -dnsmasqExec → what to spawn. A .js/.ts entry (our dnscache) runs under this Node with the flags
+// its own shebang line gives in production, read from the file so they live in one place; anything
+// else (real dnsmasq) is spawned directly.
+
+import { openSync, readSync, closeSync } from 'node:fs';
+import { basename, dirname, extname } from 'node:path';
+
+export interface ChildCommand {
+  file: string;
+  /** Arguments before the child's own (Node flags and the entry). */
+  prefix: string[];
+  /** Output prefix and log name: `dnscache`, `dnsmasq`. */
+  name: string;
+  /** A line the child prints once its signal handlers are in place (SIGHUP/SIGUSR1 are safe then). */
+  ready: RegExp;
+}
+
+const SCRIPT = new Set(['.js', '.ts', '.mjs', '.mts']);
+
+/** The Node flags of a `#!/usr/bin/env -S node --flag ...` (or `#!/path/node --flag`) first line. */
+export function shebangNodeFlags(firstLine: string): string[] {
+  if (!firstLine.startsWith('#!')) return [];
+  const words = firstLine.slice(2).trim().split(/\s+/);
+  const node = words.findIndex((w) => w === 'node' || w.endsWith('/node'));
+  return node < 0 ? [] : words.slice(node + 1);
+}
+
+function firstLine(path: string): string {
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(512);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    return buf.subarray(0, n).toString('utf8').split('\n', 1)[0];
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** `cmd/dnscache/main.ts` → `dnscache`; `/usr/sbin/dnsmasq` → `dnsmasq`. */
+export function programName(path: string): string {
+  const base = basename(path, extname(path));
+  return base === 'main' || base === 'index' ? basename(dirname(path)) : base;
+}
+
+/**
+ * How to run `exec`. A script that cannot be read spawns directly, so the failure is the child's
+ * (counted as a failed start) rather than the nanny's.
+ */
+export function childCommand(exec: string, nodePath = process.execPath): ChildCommand {
+  const name = programName(exec);
+  // dnscache logs `listening` after its handlers are set; dnsmasq sets them before `started, version`.
+  const ready = name === 'dnsmasq' ? /started, version/ : name === 'dnscache' ? /listening address=/ : /./;
+  if (!SCRIPT.has(extname(exec))) return { file: exec, prefix: [], name, ready };
+  let flags: string[];
+  try {
+    flags = shebangNodeFlags(firstLine(exec));
+  } catch {
+    return { file: exec, prefix: [], name, ready };
+  }
+  return { file: nodePath, prefix: [...flags, exec], name, ready };
+}

@@ -1,0 +1,58 @@
+// -metricsAddress: GET /metrics (Prometheus text) and GET /healthz. node:http, as kube-dns's
+// endpoints: two routes need no framework, and the nanny shares the pod's memory with the forwarder.
+
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+
+export interface ListenAddress {
+  /** '' = every address (Go's `:port`). */
+  host: string;
+  port: number;
+}
+
+/** `host:port`, `:port` or `[v6]:port` → the address, or the reason it is not one. */
+export function parseListenAddress(s: string): ListenAddress | string {
+  const m = /^(?:\[([^\]]*)\]|([^:]*)):(\d{1,5})$/.exec(s);
+  if (m === null) return 'expected host:port, :port or [ipv6]:port';
+  const port = Number(m[3]);
+  if (port > 65535) return 'the port must be 0-65535';
+  return { host: m[1] ?? m[2], port };
+}
+
+export interface MetricsEndpoint {
+  /** The port bound (useful with port 0). */
+  port: number;
+  close(): Promise<void>;
+}
+
+export async function serveMetrics(at: ListenAddress, registry: Registry): Promise<MetricsEndpoint> {
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD' }).end('method not allowed\n');
+    } else if (path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+    } else if (path === '/metrics') {
+      registry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(req.method === 'HEAD' ? undefined : text),
+        (err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`${err.message}\n`),
+      );
+    } else {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(at.port, at.host === '' ? undefined : at.host, () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,125 @@
+// What dnsmasq-nanny must do whichever forwarder it drives: run once with our dnscache
+// (nanny-dnscache.test.ts) and once with the real dnsmasq (nanny-dnsmasq.test.ts), against real
+// dnsmasq upstreams on 127.0.0.1, asked with dig.
+
+import type { Test } from 'tap';
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { answers, dig } from './dig.ts';
+import { startDnsmasq } from './dnsmasq.ts';
+import { eventually } from './eventually.ts';
+import { CHILD_READY, isAlive, startNanny } from './nanny.ts';
+
+type Child = 'dnscache' | 'dnsmasq';
+type T = Test;
+
+/** -syncInterval (1s) + 1 s: a servers-only change is served within this. */
+export const WITHIN_SYNC = 2000;
+/** A restart also waits for the old child to go and the new one to start (Node start-up for dnscache). */
+export const WITHIN_RESTART = 6000;
+
+const upstreamsJson = (...ports: number[]) => JSON.stringify(ports.map((p) => `127.0.0.1:${p}`));
+const stubJson = (domain: string, port: number) => JSON.stringify({ [domain]: [`127.0.0.1:${port}`] });
+
+/** Resolves once `name` is answered with exactly `address` (while a child restarts, dig may find no one there). */
+async function answersWith(port: number, name: string, address: string, ms: number): Promise<void> {
+  const probe = async () => answers(await dig(port, name, 'A', ['+time=1'])).join() === address;
+  await eventually(() => probe().catch(() => false), `${name} → ${address}`, ms);
+}
+
+async function servers(t: T) {
+  const [u1, u2, stub] = await Promise.all([
+    startDnsmasq(t, ['192.0.2.1 www.example.com']),
+    startDnsmasq(t, ['192.0.2.2 www.example.com']),
+    startDnsmasq(t, ['192.0.2.10 db.corp.test']),
+  ]);
+  return { u1, u2, stub };
+}
+
+export function nannyScenarios(t: T, child: Child): void {
+  t.test('stub domain and upstream from the config dir; a servers-only change is a SIGHUP, not a restart', async (t) => {
+    const { u1, u2, stub } = await servers(t);
+    const n = await startNanny(t, { child, files: { upstreamNameservers: upstreamsJson(u1.port) } });
+    t.same(answers(await dig(n.dnsPort, 'www.example.com')), ['192.0.2.1']);
+    t.notOk(answers(await dig(n.dnsPort, 'db.corp.test')).includes('192.0.2.10'), 'no stub domain yet');
+
+    n.writeConfig({ stubDomains: stubJson('corp.test', stub.port) });
+    await answersWith(n.dnsPort, 'db.corp.test', '192.0.2.10', WITHIN_SYNC);
+
+    n.writeConfig({ upstreamNameservers: upstreamsJson(u2.port) });
+    await answersWith(n.dnsPort, 'www.example.com', '192.0.2.2', WITHIN_SYNC);
+    t.same(answers(await dig(n.dnsPort, 'db.corp.test')), ['192.0.2.10'], 'the stub domain stays');
+
+    t.equal(n.childPids().length, 1, 'the same child all along');
+    t.match(n.program.output(), /servers-file rewritten, child reloaded \(SIGHUP\)/);
+    t.equal(await n.metric('dnsmasq_nanny_child_reloads_total'), 2);
+    t.equal(await n.metric('dnsmasq_nanny_config_updates_total'), 3);
+    t.equal(await n.metric('dnsmasq_nanny_child_restarts_total{reason="config"}'), 0);
+    t.equal(await n.metric('dnsmasq_nanny_child_up'), 1);
+  });
+
+  t.test('an invalid update is logged, counted and ignored: the last good servers keep serving', async (t) => {
+    const { u1, u2, stub } = await servers(t);
+    const n = await startNanny(t, { child, files: { upstreamNameservers: upstreamsJson(u1.port), stubDomains: stubJson('corp.test', stub.port) } });
+    t.same(answers(await dig(n.dnsPort, 'www.example.com')), ['192.0.2.1']);
+
+    n.writeConfig({ upstreamNameservers: `["127.0.0.1:${u2.port}"` });
+    await n.program.waitFor(/invalid configuration, ignoring update.*key=upstreamNameservers/, WITHIN_SYNC + 3000);
+    await eventually(async () => (await n.metric('dnsmasq_nanny_config_invalid_total')) === 1, 'the invalid JSON counted');
+    n.writeConfig({ upstreamNameservers: upstreamsJson(u2.port, u2.port, u2.port, u2.port) });
+    await eventually(async () => (await n.metric('dnsmasq_nanny_config_invalid_total')) === 2, 'four upstreams refused', WITHIN_SYNC);
+    t.match(n.program.output(), /at most 3 entries are allowed/);
+    t.same(answers(await dig(n.dnsPort, 'www.example.com')), ['192.0.2.1'], 'the last good upstream');
+    t.same(answers(await dig(n.dnsPort, 'db.corp.test')), ['192.0.2.10'], 'the last good stub domain');
+    t.equal(await n.metric('dnsmasq_nanny_child_reloads_total'), 0);
+
+    n.writeConfig({ upstreamNameservers: upstreamsJson(u2.port) });
+    await answersWith(n.dnsPort, 'www.example.com', '192.0.2.2', WITHIN_SYNC);
+    t.equal(n.childPids().length, 1);
+  });
+
+  t.test('upstreams none → some adds --no-resolv: a restart that waits for the old child, on the same port', async (t) => {
+    const { u1, stub } = await servers(t);
+    const n = await startNanny(t, { child, files: { stubDomains: stubJson('corp.test', stub.port) } });
+    t.same(answers(await dig(n.dnsPort, 'db.corp.test')), ['192.0.2.10']);
+    const [first] = n.childPids();
+
+    n.writeConfig({ upstreamNameservers: upstreamsJson(u1.port) });
+    await answersWith(n.dnsPort, 'www.example.com', '192.0.2.1', WITHIN_RESTART);
+    const pids = n.childPids();
+    t.equal(pids.length, 2, 'one new child');
+    t.notOk(isAlive(first), 'the old child is gone');
+    const out = n.program.output();
+    t.ok(out.indexOf(`child stopped pid=${first}`) < out.indexOf(`child started pid=${pids[1]}`), 'the old child exited before the new one started');
+    t.match(out, /command line changed: restarting the child/);
+    t.match(out, new RegExp(`child started pid=${pids[1]} .*--servers-file=\\S+ --no-resolv`));
+    t.same(answers(await dig(n.dnsPort, 'db.corp.test')), ['192.0.2.10'], 'the stub domain came along');
+    t.equal(await n.metric('dnsmasq_nanny_child_restarts_total{reason="config"}'), 1);
+    t.equal(await n.metric('dnsmasq_nanny_child_restarts_total{reason="exit"}'), 0);
+  });
+
+  t.test('kill -9 of the child: it is started again and answers again', async (t) => {
+    const { u1 } = await servers(t);
+    const n = await startNanny(t, { child, files: { upstreamNameservers: upstreamsJson(u1.port) } });
+    const [first] = n.childPids();
+    process.kill(first, 'SIGKILL');
+    await n.program.waitFor(new RegExp(`child exited unexpectedly pid=${first} how="signal SIGKILL"`));
+    await eventually(() => n.childPids().length === 2, 'a new child', 5000);
+    await answersWith(n.dnsPort, 'www.example.com', '192.0.2.1', WITHIN_RESTART);
+    t.equal(await n.metric('dnsmasq_nanny_child_restarts_total{reason="exit"}'), 1);
+    t.equal(await n.metric('dnsmasq_nanny_child_up'), 1);
+  });
+
+  t.test('SIGTERM: the child is stopped and waited for, the temp dir removed, the nanny exits 0', async (t) => {
+    const { u1 } = await servers(t);
+    const n = await startNanny(t, { child, files: { upstreamNameservers: upstreamsJson(u1.port) } });
+    const [pid] = n.childPids();
+    const serversFile = /--servers-file=(\S+)/.exec(n.program.output())![1];
+    t.ok(existsSync(serversFile));
+    t.equal(await n.program.stop('SIGTERM'), 0);
+    t.notOk(isAlive(pid), 'no child left behind');
+    t.notOk(existsSync(dirname(serversFile)), 'the servers-file directory is removed');
+    t.match(n.program.output(), new RegExp(`child stopped pid=${pid}`));
+    t.match(n.program.output(), CHILD_READY[child]);
+  });
+}
