@@ -83,7 +83,9 @@ export async function runNanny(o: NannyOptions): Promise<RunningNanny> {
     unresolved = resolved.unresolved.length;
     const next: ChildPlan = { args: childArgs(o.childArgs, serversFile, config.upstreamNameservers.length > 0), servers: serversFileText(resolved.entries) };
     const fields = { servers: resolved.entries.length, unresolved: unresolved || undefined };
-    switch (planChange(current, next)) {
+    const change = planChange(current, next);
+    if (change !== 'restart') withheld = '';
+    switch (change) {
       case 'none':
         return;
       case 'start':
