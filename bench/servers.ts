@@ -16,7 +16,7 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-function waitForLine(child: ChildProcess, re: RegExp, what: string, ms = 120_000): Promise<RegExpMatchArray> {
+export function waitForLine(child: ChildProcess, re: RegExp, what: string, ms = 120_000): Promise<RegExpMatchArray> {
   let out = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${what}: timed out waiting for ${re}\n${out.slice(-2000)}`)), ms);
@@ -34,7 +34,8 @@ function waitForLine(child: ChildProcess, re: RegExp, what: string, ms = 120_000
   });
 }
 
-function stopper(child: ChildProcess): () => Promise<void> {
+/** Stops `child` with SIGTERM (SIGKILL after 5 s) and waits for it to exit. */
+export function stopper(child: ChildProcess): () => Promise<void> {
   return async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -45,9 +46,9 @@ function stopper(child: ChildProcess): () => Promise<void> {
   };
 }
 
-/** The Node flags kube-dns runs with in production: those of its bin's shebang line. */
-export function productionNodeFlags(): string[] {
-  const shebang = readFileSync(join(repoRoot, 'dist/cmd/kube-dns/main.js'), 'utf8').split('\n')[0];
+/** The Node flags a program (kube-dns unless named) runs with in production: those of its bin's shebang line. */
+export function productionNodeFlags(program = 'kube-dns'): string[] {
+  const shebang = readFileSync(join(repoRoot, `dist/cmd/${program}/main.js`), 'utf8').split('\n')[0];
   return shebang.replace(/^#!\S*env -S node\s*/, '').split(/\s+/).filter(Boolean);
 }
 
@@ -67,8 +68,9 @@ export async function startKubeDns(dir: string, clusterFile: string, extra: stri
   }
 }
 
-export async function startDnsmasq(dir: string, hostsFile: string, port: number): Promise<Running> {
-  const child = spawn('/usr/sbin/dnsmasq', ['--keep-in-foreground', '--conf-file=/dev/null', `--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--no-resolv', '--no-hosts', `--addn-hosts=${hostsFile}`, `--pid-file=${join(dir, 'dnsmasq.pid')}`, '--user=root', '--log-facility=-'], {
+/** dnsmasq answering the names of `hostsFile`; `extra` arguments are appended (e.g. --local-ttl). */
+export async function startDnsmasq(dir: string, hostsFile: string, port: number, extra: string[] = []): Promise<Running> {
+  const child = spawn('/usr/sbin/dnsmasq', ['--keep-in-foreground', '--conf-file=/dev/null', `--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--no-resolv', '--no-hosts', `--addn-hosts=${hostsFile}`, `--pid-file=${join(dir, 'dnsmasq.pid')}`, '--user=root', '--log-facility=-', ...extra], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stop = stopper(child);
@@ -85,6 +87,13 @@ export async function startDnsmasq(dir: string, hostsFile: string, port: number)
 export function rssMiB(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/** CPU time a process has used so far, in milliseconds (utime and stime of /proc/<pid>/stat). */
+export function cpuTimeMs(pid: number): { user: number; sys: number } {
+  // Fields after the command name: state is [0], utime [11], stime [12], in clock ticks (USER_HZ, 100 on Linux).
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return { user: Number(f[11]) * 10, sys: Number(f[12]) * 10 };
 }
 
 /** The bare-socket ceiling (bench/bare-udp.ts) on `port`, answering the names of `hostsFile`. */
