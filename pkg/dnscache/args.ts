@@ -30,13 +30,19 @@ export interface DnscacheConfig {
   servers: Upstream[];
   /** --server=/domain/ip#port, in order (several per domain fail over). */
   stubs: StubServer[];
+  /**
+   * Every --server address in the order given, default and stub domains interleaved: the order
+   * servers.bind lists them in, as dnsmasq does. parseArgs always fills it; when absent, the stubs'
+   * addresses are taken to come first.
+   */
+  serverOrder?: Upstream[];
   dnsForwardMax: number;
   /** More --server lines, re-read on SIGHUP; '' = none. */
   serversFile: string;
   /** Servers are always tried in the order given; accepted for dnsmasq's sake. */
   strictOrder: boolean;
   logQueries: boolean;
-  /** Accepted (the original manifest passes it) but not implemented yet: a warning at start. */
+  /** Probe the default servers for forwarding loops at start and on SIGHUP (pkg/dnscache/loop.ts). */
   dnsLoopDetect: boolean;
   logFacility: string;
   pidFile: string;
@@ -80,7 +86,9 @@ export function parseServerAddress(name: string, text: string): Upstream {
 
 function server(c: DnscacheConfig, value: string, name: string): void {
   if (!value.startsWith('/')) {
-    c.servers.push(parseServerAddress(name, value));
+    const upstream = parseServerAddress(name, value);
+    c.servers.push(upstream);
+    c.serverOrder?.push(upstream);
     return;
   }
   const parts = value.split('/');
@@ -93,6 +101,7 @@ function server(c: DnscacheConfig, value: string, name: string): void {
   }
   const upstream = parseServerAddress(name, addr);
   for (const d of domains) c.stubs.push({ domain: d.toLowerCase().replace(/\.$/, ''), server: upstream });
+  c.serverOrder?.push(upstream);
 }
 
 const options: Record<string, OptionSpec> = {
@@ -150,6 +159,7 @@ export function defaultConfig(): DnscacheConfig {
     resolvFile: '/etc/resolv.conf',
     servers: [],
     stubs: [],
+    serverOrder: [],
     // Well above dnsmasq's 150: the forwarder keeps its own socket pool, and in-flight sharing helps.
     dnsForwardMax: 10_000,
     serversFile: '',
@@ -200,7 +210,7 @@ export function parseArgs(argv: readonly string[]): DnscacheConfig {
  * A --servers-file: one `server=...` per line (dnsmasq allows only those there); blank lines and `#`
  * comments skipped. Bad lines are returned as errors, the good ones are still used.
  */
-export function parseServersFile(text: string): { servers: Upstream[]; stubs: StubServer[]; errors: string[] } {
+export function parseServersFile(text: string): { servers: Upstream[]; stubs: StubServer[]; order: Upstream[]; errors: string[] } {
   const c = defaultConfig();
   const errors: string[] = [];
   for (const raw of text.split('\n')) {
@@ -214,5 +224,5 @@ export function parseServersFile(text: string): { servers: Upstream[]; stubs: St
       errors.push((err as Error).message);
     }
   }
-  return { servers: c.servers, stubs: c.stubs, errors };
+  return { servers: c.servers, stubs: c.stubs, order: c.serverOrder ?? [], errors };
 }

@@ -4,7 +4,39 @@
 import { Class, Rcode, Type } from '../dns/constants.ts';
 import { emptyMessage } from '../dns/message.ts';
 import type { Message } from '../dns/message.ts';
+import { normalizeUpstream } from '../forward/forward.ts';
+import type { ServerStats, Upstream } from '../forward/forward.ts';
 import type { AnswerCache } from './cache.ts';
+
+/** `ip#port` as dnsmasq prints a server (IPv6 without brackets). */
+export function serverName(u: Upstream): string {
+  return `${u.host}#${u.port}`;
+}
+
+/**
+ * servers.bind's strings, as dnsmasq 2.90 answers: one `ip#port queries failed` per address, counts
+ * summed over every route naming it, listed in `order` (the order the servers were configured), any
+ * address missing from `order` after those.
+ */
+export function serversBindTexts(stats: readonly ServerStats[], order: readonly Upstream[]): string[] {
+  return inServerOrder(stats, order).map((s) => `${serverName(s.server)} ${s.queries} ${s.failed}`);
+}
+
+/** `stats` in the order their addresses first appear in `order`; addresses not in it come last. */
+export function inServerOrder(stats: readonly ServerStats[], order: readonly Upstream[]): ServerStats[] {
+  const byName = new Map<string, ServerStats>();
+  for (const s of stats) byName.set(serverName(s.server), s);
+  const out: ServerStats[] = [];
+  for (const u of order) {
+    const name = serverName(normalizeUpstream(u)); // the forwarder's form (IPv6 compressed)
+    const s = byName.get(name);
+    if (s === undefined) continue;
+    byName.delete(name);
+    out.push(s);
+  }
+  out.push(...byName.values());
+  return out;
+}
 
 /** The value for a statistics name, or null when the name is not one. */
 export function statistic(qname: string, cache: AnswerCache): number | null {
@@ -27,11 +59,22 @@ export function statistic(qname: string, cache: AnswerCache): number | null {
   }
 }
 
-/** The reply to a CHAOS-class query: the statistic, or REFUSED for anything else. */
-export function chaosReply(qname: string, qtype: number, cache: AnswerCache): Message {
+/**
+ * The reply to a CHAOS-class query: the statistic, servers.bind (one TXT record, one string per
+ * server, from `servers`; none configured: no record), or REFUSED for anything else.
+ */
+export function chaosReply(qname: string, qtype: number, cache: AnswerCache, servers?: () => string[]): Message {
   const m = emptyMessage();
   m.aa = true;
-  const value = qtype === Type.TXT || qtype === Type.ANY ? statistic(qname, cache) : null;
+  m.ra = true; // as dnsmasq's
+  const txt = qtype === Type.TXT || qtype === Type.ANY;
+  if (txt && qname === 'servers.bind' && servers !== undefined) {
+    // dnsmasq sends a malformed record when there are no servers; an empty answer says the same.
+    const texts = servers();
+    if (texts.length > 0) m.answers.push({ name: qname, type: Type.TXT, class: Class.CH, ttl: 0, data: { texts } });
+    return m;
+  }
+  const value = txt ? statistic(qname, cache) : null;
   if (value === null) {
     m.rcode = Rcode.REFUSED;
     return m;

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { ArgsError, defaultConfig, parseArgs } from '../../pkg/dnscache/args.ts';
+import { ArgsError, defaultConfig, parseArgs, parseServersFile } from '../../pkg/dnscache/args.ts';
 
 t.test('the nanny manifest\'s arguments', async (t) => {
   const c = parseArgs(['-k', '--cache-size=1000', '--no-negcache', '--log-facility=-', '--server=/cluster.local/127.0.0.1#10053', '--server=/in-addr.arpa/127.0.0.1#10053', '--server', '/ip6.arpa/127.0.0.1#10053', '--server=8.8.8.8', '--no-resolv']);
@@ -58,4 +58,21 @@ t.test('errors name the option', async (t) => {
     t.ok(caught instanceof ArgsError, argv.join(' '));
     t.match(caught, { code: 'DNSCACHE_BAD_OPTION', option }, argv.join(' '));
   }
+});
+
+t.test('serverOrder: every --server address in the order given, default and stub domains interleaved', async (t) => {
+  const c = parseArgs(['--server=/corp/10.0.0.2', '--server=10.0.0.1#5353', '--server=/a/b/10.0.0.3', '-S', '::1']);
+  t.same(c.serverOrder, [
+    { host: '10.0.0.2', port: 53 },
+    { host: '10.0.0.1', port: 5353 },
+    { host: '10.0.0.3', port: 53 },
+    { host: '::1', port: 53 },
+  ]);
+  const file = parseServersFile('server=10.0.0.9\nserver=/lab/10.0.0.8#54\nbad\nserver=10.0.0.7\n');
+  t.same(file.order, [
+    { host: '10.0.0.9', port: 53 },
+    { host: '10.0.0.8', port: 54 },
+    { host: '10.0.0.7', port: 53 },
+  ]);
+  t.equal(file.errors.length, 1);
 });
