@@ -1,5 +1,6 @@
-// The DnsServer handler: CHAOS statistics, then the cache, then one upstream query per distinct
-// question in flight (later askers of the same question wait for it), stored on the way back.
+// The DnsServer handler: CHAOS statistics, then our own loop probes coming back (dropped), then the
+// cache, then one upstream query per distinct question in flight (later askers of the same question
+// wait for it), stored on the way back.
 
 import { Class, Rcode } from '../dns/constants.ts';
 import { encodeMessage } from '../dns/codec.ts';
@@ -10,6 +11,7 @@ import type { Forwarder } from '../forward/forward.ts';
 import type { Logger } from '../log/log.ts';
 import { cacheKey } from './cache.ts';
 import type { AnswerCache } from './cache.ts';
+import type { LoopDetector } from './loop.ts';
 import { chaosReply } from './stats.ts';
 
 export interface HandlerStats {
@@ -27,6 +29,10 @@ export interface CachingHandlerOptions {
   log: Logger;
   /** --log-queries: one info line per query (name, type, where the answer came from). */
   logQueries?: boolean;
+  /** --dns-loop-detect: returning probes are dropped before the cache (no miss, nothing cached). */
+  loop?: LoopDetector;
+  /** servers.bind's strings; without it servers.bind is refused like any unknown CHAOS name. */
+  serversBind?: () => string[];
 }
 
 export class CachingHandler {
@@ -35,6 +41,8 @@ export class CachingHandler {
   private readonly forwarder: Forwarder;
   private readonly log: Logger;
   private readonly logQueries: boolean;
+  private readonly loop: LoopDetector | undefined;
+  private readonly serversBind: (() => string[]) | undefined;
   private readonly inflight = new Map<string, Promise<Uint8Array>>();
 
   constructor(o: CachingHandlerOptions) {
@@ -42,11 +50,17 @@ export class CachingHandler {
     this.forwarder = o.forwarder;
     this.log = o.log;
     this.logQueries = o.logQueries === true;
+    this.loop = o.loop;
+    this.serversBind = o.serversBind;
   }
 
-  readonly handle: Handler = (q: Query): Answer | Promise<Answer> => {
+  readonly handle: Handler = (q: Query): Answer | Promise<Answer> | null => {
     const { question, message } = q;
-    if (question.class === Class.CH) return { message: chaosReply(q.qname, question.type, this.cache) };
+    if (question.class === Class.CH) return { message: chaosReply(q.qname, question.type, this.cache, this.serversBind) };
+    if (this.loop !== undefined && this.loop.caught(q.qname, question.type, question.class)) {
+      if (this.logQueries) this.log.info('query', { name: q.qname, type: question.type, from: 'loop-probe', client: q.remoteAddress });
+      return null;
+    }
     const key = cacheKey(q.qname, question.type, question.class, message.edns?.do === true, message.cd);
     const hit = this.cache.get(key);
     let pending = hit === undefined ? this.inflight.get(key) : undefined;
