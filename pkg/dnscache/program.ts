@@ -1,5 +1,5 @@
-// dnscache as a running thing: the forwarder with its routes, the cache, and one DnsServer per
-// listen address, all closed together.
+// dnscache as a running thing: the forwarder with its routes, the cache, loop detection, and one
+// DnsServer per listen address, all closed together.
 
 import { DnsServer } from '../dns/server.ts';
 import { Forwarder, resolvConfNameservers } from '../forward/forward.ts';
@@ -10,6 +10,8 @@ import { parseServersFile } from './args.ts';
 import type { DnscacheConfig, StubServer } from './args.ts';
 import { AnswerCache } from './cache.ts';
 import { CachingHandler } from './handler.ts';
+import { LoopDetector } from './loop.ts';
+import { inServerOrder, serverName, serversBindTexts } from './stats.ts';
 
 export interface RunningDnscache {
   /** The bound addresses and ports. */
@@ -17,9 +19,11 @@ export interface RunningDnscache {
   cache: AnswerCache;
   handler: CachingHandler;
   forwarder: Forwarder;
+  /** --dns-loop-detect's prober; undefined without the option. */
+  loop: LoopDetector | undefined;
   /** SIGHUP: re-reads --servers-file and --resolv-file, sets the routes again, clears the cache. */
   reload(): void;
-  /** SIGUSR1: one log line with the cache and forwarding counters. */
+  /** SIGUSR1: a `statistics` line (cache, handler, DnsServer), an `upstream statistics` line, a line per server. */
   logStatistics(): void;
   /** Stops taking queries, answers those in flight, closes every socket. */
   close(): Promise<void>;
@@ -36,24 +40,35 @@ export function stubMap(entries: readonly StubServer[]): Map<string, Upstream[]>
   return stubs;
 }
 
-/** The default route: --server=ip entries, then the resolv file's unless --no-resolv. */
-export function defaultUpstreams(c: DnscacheConfig, fromFile: readonly Upstream[], log: Logger): Upstream[] {
-  const servers = [...c.servers, ...fromFile];
-  if (!c.noResolv) {
-    try {
-      servers.push(...resolvConfNameservers(c.resolvFile));
-    } catch (err) {
-      log.warn('cannot read resolv file', { path: c.resolvFile, error: err });
-    }
+/** The resolv file's nameservers, none with --no-resolv or when it cannot be read (logged). */
+function resolvServers(c: DnscacheConfig, log: Logger): Upstream[] {
+  if (c.noResolv) return [];
+  try {
+    return resolvConfNameservers(c.resolvFile);
+  } catch (err) {
+    log.warn('cannot read resolv file', { path: c.resolvFile, error: err });
+    return [];
   }
-  return servers;
+}
+
+/**
+ * The default route, in dnsmasq's order: --server=ip entries, then the resolv file's (unless
+ * --no-resolv), then the servers file's.
+ */
+export function defaultUpstreams(c: DnscacheConfig, fromFile: readonly Upstream[], log: Logger): Upstream[] {
+  return [...c.servers, ...resolvServers(c, log), ...fromFile];
 }
 
 export async function runDnscache(c: DnscacheConfig, log: Logger): Promise<RunningDnscache> {
   const forwarder = new Forwarder({ maxInFlight: c.dnsForwardMax, log: log.child('forward') });
-  // The command line's servers first, then the servers file's; a bad file line is logged and skipped.
+  const loop = c.dnsLoopDetect ? new LoopDetector(forwarder, log.child('loop')) : undefined;
+  // Set by route(): the default route (what loop detection probes), and every server in the order
+  // dnsmasq lists them in servers.bind: the command line's, the resolv file's, the servers file's.
+  let defaults: Upstream[] = [];
+  let order: Upstream[] = [];
+  // A bad servers file line is logged and skipped.
   const route = (): void => {
-    let file = { servers: [] as Upstream[], stubs: [] as StubServer[] };
+    let file = { servers: [] as Upstream[], stubs: [] as StubServer[], order: [] as Upstream[] };
     if (c.serversFile !== '') {
       try {
         const parsed = parseServersFile(readFileSync(c.serversFile, 'utf8'));
@@ -63,11 +78,18 @@ export async function runDnscache(c: DnscacheConfig, log: Logger): Promise<Runni
         log.warn('cannot read servers file', { path: c.serversFile, error: err });
       }
     }
-    forwarder.setUpstreams(defaultUpstreams(c, file.servers, log));
+    const resolv = resolvServers(c, log);
+    defaults = [...c.servers, ...resolv, ...file.servers];
+    forwarder.setUpstreams(defaults);
     forwarder.setStubDomains(stubMap([...c.stubs, ...file.stubs]));
+    const commandLine = c.serverOrder ?? [...c.stubs.map((s) => s.server), ...c.servers];
+    order = [...commandLine, ...resolv, ...file.order];
+  };
+  // Probes after every (re)load, once the listeners are up (a probe may come straight back to us).
+  const probe = (): void => {
+    loop?.probe(defaults).catch((err: unknown) => log.warn('loop probes failed', { error: err }));
   };
   route();
-  if (c.dnsLoopDetect) log.warn('--dns-loop-detect is accepted but not implemented yet');
   const cache = new AnswerCache({
     size: c.cacheSize,
     noNegcache: c.noNegcache,
@@ -75,7 +97,14 @@ export async function runDnscache(c: DnscacheConfig, log: Logger): Promise<Runni
     minCacheTtl: c.minCacheTtl,
     maxCacheTtl: c.maxCacheTtl,
   });
-  const handler = new CachingHandler({ cache, forwarder, log, logQueries: c.logQueries });
+  const handler = new CachingHandler({
+    cache,
+    forwarder,
+    log,
+    logQueries: c.logQueries,
+    loop,
+    serversBind: () => serversBindTexts(forwarder.serverStats(), order),
+  });
   const addresses = c.listenAddresses.length > 0 ? c.listenAddresses : ['0.0.0.0'];
   // The server's own answer cache knows nothing of TTLs: dnscache's cache replaces it.
   const servers = addresses.map((address) => new DnsServer({ handler: handler.handle, address, port: c.port, answerCacheSize: 0 }));
@@ -87,18 +116,35 @@ export async function runDnscache(c: DnscacheConfig, log: Logger): Promise<Runni
     await forwarder.close();
     throw err;
   }
+  probe();
   return {
     listening,
     cache,
     handler,
     forwarder,
+    loop,
     reload() {
       route();
       cache.clear();
       log.info('reloaded', { serversFile: c.serversFile || undefined, resolvFile: c.noResolv ? undefined : c.resolvFile });
+      probe();
     },
     logStatistics() {
-      log.info('statistics', { cacheSize: c.cacheSize, entries: cache.size, ...cache.stats, ...handler.stats, ...forwarder.stats });
+      // The DnsServers' counters, summed over the listen addresses: queries received, and those
+      // dropped or answered FORMERR as garbled (malformed), dropped unanswered (dropped), cut (truncated).
+      const wire = { received: 0, malformed: 0, dropped: 0, truncated: 0 };
+      for (const s of servers) {
+        wire.received += s.stats.queries;
+        wire.malformed += s.stats.malformed;
+        wire.dropped += s.stats.dropped;
+        wire.truncated += s.stats.truncated;
+      }
+      log.info('statistics', { cacheSize: c.cacheSize, entries: cache.size, ...cache.stats, ...handler.stats, ...wire });
+      log.info('upstream statistics', { ...forwarder.stats, pending: forwarder.pending, ...loop?.stats });
+      for (const s of inServerOrder(forwarder.serverStats(), order)) {
+        const { queries, failed, unanswered } = s;
+        log.info('server', { server: serverName(s.server), queries, failed, unanswered, disabled: s.disabled || undefined });
+      }
     },
     async close() {
       await Promise.all(servers.map((s) => s.close()));

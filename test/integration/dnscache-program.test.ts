@@ -11,7 +11,8 @@ import type { Dnsmasq } from '../helpers/dnsmasq.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startProgram } from '../helpers/process.ts';
 import type { Program } from '../helpers/process.ts';
-import { makeAnswer } from '../helpers/packets.ts';
+import { udpClient } from '../helpers/clients.ts';
+import { makeAnswer, makeQuery, readAnswer } from '../helpers/packets.ts';
 import { blackhole, udpUpstream } from '../helpers/upstreams.ts';
 
 // Authoritative for example.com, so negative answers carry an SOA (MINIMUM = --auth-ttl = 300).
@@ -205,9 +206,8 @@ t.test('SIGHUP re-reads --servers-file and clears the cache; SIGUSR1 logs statis
   const two = await startDnsmasq(t, ['192.0.2.2 www.example.com'], ['--local-ttl=300']);
   const file = join(dir, 'servers');
   writeFileSync(file, `# from the nanny\nserver=127.0.0.1#${one.port}\nnonsense\n`);
-  const { p, port } = await dnscache(t, [`--servers-file=${file}`, '--log-queries', '--dns-loop-detect', '--strict-order']);
+  const { p, port } = await dnscache(t, [`--servers-file=${file}`, '--log-queries', '--strict-order']);
   t.match(p.output(), /servers file .*not a server= line/, 'a bad line is logged, the rest used');
-  t.match(p.output(), /--dns-loop-detect is accepted but not implemented/);
   t.same(answers(await dig(port, 'www.example.com')), ['192.0.2.1']);
   t.same(answers(await dig(port, 'www.example.com')), ['192.0.2.1'], 'cached');
   await p.waitFor(/query name=www\.example\.com type=1 from=cache/);
@@ -218,4 +218,38 @@ t.test('SIGHUP re-reads --servers-file and clears the cache; SIGUSR1 logs statis
   p.child.kill('SIGUSR1');
   const m = await p.waitFor(/statistics .*hits=(\d+) misses=(\d+)/);
   t.same([m[1], m[2]], ['1', '2']);
+});
+
+t.test('garbage datagrams and a cut-off query: counted in the SIGUSR1 statistics, and dnscache still answers', async (t) => {
+  const u = await upstream(t);
+  const { p, port } = await dnscache(t, [`--server=127.0.0.1#${u.port}`]);
+  const client = await udpClient(t);
+  const header = (id: number, flags: number, qd: number): Buffer => {
+    const h = Buffer.alloc(12);
+    h.writeUInt16BE(id, 0);
+    h.writeUInt16BE(flags, 2);
+    h.writeUInt16BE(qd, 4);
+    return h;
+  };
+  client.send(Buffer.from([0xde, 0xad, 0xbe]), port); // shorter than a header: malformed, no reply
+  client.send(header(0x0101, 0x8000, 1), port); // QR=1, a response: dropped, no reply
+  const query = makeQuery('www.example.com', 0x0202);
+  client.send(query.subarray(0, 20), port); // the name cut off: malformed, FORMERR
+  client.send(Buffer.concat([header(0x0303, 0x0100, 2), query.subarray(12)]), port); // QDCOUNT 2, one question: FORMERR
+  const replies = [await client.next(), await client.next()].map((r) => readAnswer(r));
+  t.same(
+    replies.map((r) => [r.id, r.rcode]).sort(),
+    [
+      [0x0202, 1],
+      [0x0303, 1],
+    ],
+    'FORMERR for the two that had a header to answer',
+  );
+  t.same(answers(await dig(port, 'www.example.com')), ['192.0.2.53'], 'still answering');
+  t.same(answers(await dig(port, 'www.example.com', 'A', ['+tcp'])), ['192.0.2.53']);
+  t.equal(client.received.length, 0, 'nothing else came back');
+  p.child.kill('SIGUSR1');
+  const m = await p.waitFor(/dnscache: statistics .*received=(\d+) malformed=(\d+) dropped=(\d+)/);
+  t.same([m[2], m[3]], ['3', '1'], 'three malformed (short, cut name, QDCOUNT), one dropped (QR=1)');
+  t.equal(m[1], '6', 'received: the four datagrams and both digs');
 });
