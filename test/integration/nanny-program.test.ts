@@ -13,17 +13,19 @@ import { WITHIN_SYNC } from '../helpers/nanny-scenarios.ts';
 import { startProgram } from '../helpers/process.ts';
 
 t.test('bad flags: exit 2 naming the flag', async (t) => {
-  for (const [arg, message] of [
+  const cases = [
     ['-syncInterval=10', /syncInterval/],
     ['-kubednsServer=kube-dns:53', /kubednsServer.*not an IP address/],
     ['-metricsAddress=10056', /metricsAddress/],
     ['-restartDnsmasq=maybe', /restartDnsmasq/],
     ['-noSuchFlag', /noSuchFlag/],
-  ] as const) {
-    const p = startProgram(t, 'dnsmasq-nanny', [arg]);
-    t.equal(await p.exited, 2, arg);
-    t.match(p.output(), message, arg);
-  }
+  ] as const;
+  const runs = cases.map(([arg]) => startProgram(t, 'dnsmasq-nanny', [arg]));
+  const codes = await Promise.all(runs.map((p) => p.exited));
+  cases.forEach(([arg, message], i) => {
+    t.equal(codes[i], 2, arg);
+    t.match(runs[i].output(), message, arg);
+  });
 });
 
 t.test('--help lists the original flags', async (t) => {
