@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { HEADER_SIZE, Rcode, UDP_MAX_SIZE, UDP_MIN_SIZE } from './constants.ts';
 import { encodeMessage } from './encode.ts';
 import { DnsParseError, parseErrorReason } from './errors.ts';
-import { B2_QR, OFF_ANCOUNT, OFF_ARCOUNT, OFF_NSCOUNT, OFF_QDCOUNT, u16 } from './header.ts';
+import { B2_QR, B3_CD, OFF_ANCOUNT, OFF_ARCOUNT, OFF_NSCOUNT, OFF_QDCOUNT, u16 } from './header.ts';
 import type { Message, Question } from './message.ts';
 import { canonicalName } from './names.ts';
 import { parseMessage } from './parse.ts';
@@ -45,8 +45,15 @@ export interface Answer {
   message?: Message;
   /** Or a complete response already encoded (e.g. relayed); its ID and question case are patched. */
   wire?: Uint8Array;
-  /** Keep the encoded bytes for this question until invalidate(). Default false. */
+  /** Keep the encoded bytes for this question (until invalidate(), or `ttl`). Default false. */
   cacheable?: boolean;
+  /**
+   * For a cacheable answer: seconds it may be served from the cache. Every record TTL in a reply
+   * from the cache is reduced by the whole seconds the entry has been kept, so the TTLs in the
+   * answer should not exceed this. Under 1: not kept. Without it the entry lives until
+   * invalidate() or the LRU pushes it out.
+   */
+  ttl?: number;
 }
 
 /** null = drop the query silently. */
@@ -61,6 +68,13 @@ export interface DnsServerOptions {
   observer?: ServerObserver;
   /** Pre-encoded answers kept (LRU). Default 100_000; 0 disables the cache. */
   answerCacheSize?: number;
+  /** A cache to use instead of one of its own (e.g. one shared by several servers); answerCacheSize is then ignored. */
+  answerCache?: AnswerCache;
+  /**
+   * Called before a reply from the cache goes out (the handler never sees those queries), with the
+   * query and where its question name ends. For logging; what it throws is reported as handlerError.
+   */
+  onCacheHit?: (req: Uint8Array, nameEnd: number, remoteAddress: string) => void;
   tcpIdleTimeoutMs?: number;
   maxTcpConnections?: number;
   maxTcpPipelined?: number;
@@ -80,6 +94,9 @@ export interface ServerStats {
 }
 
 const TCP_MAX_SIZE = 65535;
+/** The last byte of a cache key. */
+const KEY_DO = 1;
+const KEY_CD = 2;
 /** Tries to find a port free for both UDP and TCP when asked for port 0. */
 const PORT_ATTEMPTS = 20;
 
@@ -96,15 +113,16 @@ export class DnsServer {
   private readonly handler: Handler;
   private readonly observer: ServerObserver;
   private readonly cache: AnswerCache;
-  private readonly opts: Required<Omit<DnsServerOptions, 'observer' | 'handler'>>;
+  private readonly onCacheHit: DnsServerOptions['onCacheHit'];
+  private readonly opts: Required<Omit<DnsServerOptions, 'observer' | 'handler' | 'answerCache' | 'onCacheHit'>>;
   private udp: UdpListener | null = null;
   private tcp: TcpListener | null = null;
   private closing = false;
   /** Queries waiting on an asynchronous handler. */
   private inflight = 0;
   private drained: (() => void) | null = null;
-  // Reused by every packet; only read synchronously.
-  private readonly keyBuf = Buffer.allocUnsafe(QUESTION_KEY_MAX);
+  // Reused by every packet; only read synchronously. One byte past the question for DO and CD.
+  private readonly keyBuf = Buffer.allocUnsafe(QUESTION_KEY_MAX + 1);
   private readonly optView: OptView = { udpSize: 0, extendedRcode: 0, version: 0, do: false };
 
   constructor(options: DnsServerOptions) {
@@ -119,7 +137,8 @@ export class DnsServer {
       maxTcpPipelined: options.maxTcpPipelined ?? 100,
       udpRecvBufferSize: options.udpRecvBufferSize ?? 4 * 1024 * 1024,
     };
-    this.cache = new AnswerCache(this.opts.answerCacheSize);
+    this.cache = options.answerCache ?? new AnswerCache(this.opts.answerCacheSize);
+    this.onCacheHit = options.onCacheHit;
   }
 
   async listen(): Promise<{ address: string; port: number }> {
@@ -141,7 +160,7 @@ export class DnsServer {
     }
   }
 
-  /** Forgets every pre-encoded answer (the records changed). */
+  /** Forgets every pre-encoded answer (the records changed); with a shared cache, for every server using it. */
   invalidate(): void {
     this.cache.clear();
   }
@@ -193,6 +212,15 @@ export class DnsServer {
     } catch (err) {
       this.observer.handlerError?.(err);
       via.skip();
+    }
+  }
+
+  private cacheHitSeen(req: Uint8Array, nameEnd: number, address: string): void {
+    try {
+      this.onCacheHit!(req, nameEnd, address);
+    } catch (err) {
+      // A logging bug must not cost a client its answer.
+      this.observer.handlerError?.(err);
     }
   }
 
@@ -253,11 +281,15 @@ export class DnsServer {
       optDo = opt.do;
       if (via.transport === 'udp') limit = Math.max(UDP_MIN_SIZE, Math.min(opt.udpSize, UDP_MAX_SIZE));
     }
-    const cacheKey = key.toString('latin1', 0, qEnd - HEADER_SIZE);
+    // Answers may differ with DO and CD (a DNSSEC-aware upstream's do), so every key carries both.
+    const keyEnd = qEnd - HEADER_SIZE;
+    key[keyEnd] = (optDo === true ? KEY_DO : 0) | (req[3] & B3_CD ? KEY_CD : 0);
+    const cacheKey = key.toString('latin1', 0, keyEnd + 1);
     const hit = this.cache.get(cacheKey);
     if (hit !== undefined) {
       this.stats.cacheHits++;
-      return this.reply(hit, req, nameEnd, optDo, limit, address, port, via, started, true);
+      if (this.onCacheHit !== undefined) this.cacheHitSeen(req, nameEnd, address);
+      return this.reply(hit, req, nameEnd, optDo, limit, address, port, via, started, true, this.cache.age);
     }
     this.stats.cacheMisses++;
     this.miss(req, qEnd, cacheKey, optDo, limit, address, port, via, started);
@@ -302,8 +334,8 @@ export class DnsServer {
       } catch (err) {
         return this.handlerFailed(err, req, qEnd, optDo, address, port, via, started);
       }
-      if (answer.cacheable === true) this.cache.set(cacheKey, t, generation);
-      this.reply(t, req, qEnd - 4, optDo, limit, address, port, via, started, false);
+      if (answer.cacheable === true) this.cache.set(cacheKey, t, generation, answer.ttl);
+      this.reply(t, req, qEnd - 4, optDo, limit, address, port, via, started, false, 0);
     };
     let result: Answer | null | Promise<Answer | null>;
     try {
@@ -381,8 +413,9 @@ export class DnsServer {
     via: Responder,
     started: number,
     fromCache: boolean,
+    age: number,
   ): void {
-    const out = render(t, req, nameEnd, optDo, limit, via.headroom);
+    const out = render(t, req, nameEnd, optDo, limit, via.headroom, age);
     if (renderState.truncated) {
       this.stats.truncated++;
       this.observer.truncated?.();

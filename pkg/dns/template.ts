@@ -1,11 +1,12 @@
 // A reply template is a complete response without OPT, plus the offsets needed to finish it
 // for one request: patch ID, RD, CD and the asker's question-name case, append an OPT when
-// the request had one, and cut it down to the request's size limit.
+// the request had one, cut it down to the request's size limit, and for an entry kept with a
+// lifetime, take its age off every record's TTL.
 
 import { HEADER_SIZE, Type } from './constants.ts';
 import type { EncodedMessage } from './encode.ts';
 import { DnsParseError } from './errors.ts';
-import { NAME_BAD_LABEL, sameNameBytes, skipName as walkName } from './walk.ts';
+import { NAME_BAD_LABEL, readTtl, sameNameBytes, skipName as walkName, writeTtl } from './walk.ts';
 import { B2_RD, B2_TC, B3_CD, OFF_ANCOUNT, OFF_ARCOUNT, OFF_NSCOUNT, setU16, u16 } from './header.ts';
 
 export interface Template {
@@ -22,6 +23,11 @@ export interface Template {
   rcode: number;
   /** A relayed answer's own OPT record, used instead of ours when the request had EDNS. */
   opt: Buffer | null;
+  /**
+   * Where each record's TTL sits in `bytes`, ascending; set (by recordTtlOffsets) only for answers
+   * cached with a lifetime, whose TTLs are served reduced by their age.
+   */
+  ttlOffsets: Uint32Array | null;
 }
 
 /** The UDP payload size we advertise in OPT. */
@@ -38,6 +44,7 @@ export function templateFromEncoded(enc: EncodedMessage, questionEnd: number, rc
     arcount: u16(enc.bytes, OFF_ARCOUNT),
     rcode,
     opt: null,
+    ttlOffsets: null,
   };
 }
 
@@ -111,7 +118,21 @@ export function templateFromWire(wire: Uint8Array): Template {
     arcount,
     rcode: (extRcode << 4) | (bytes[3] & 0xf),
     opt,
+    ttlOffsets: null,
   };
+}
+
+/** The offset of every record's TTL in `t.bytes` (which holds no OPT), in order. */
+export function recordTtlOffsets(t: Template): Uint32Array {
+  const b = t.bytes;
+  const count = u16(b, OFF_ANCOUNT) + u16(b, OFF_NSCOUNT) + u16(b, OFF_ARCOUNT);
+  const out = new Uint32Array(count);
+  let p = t.questionEnd;
+  for (let i = 0; i < count; i++) {
+    out[i] = skipName(b, p) + 4;
+    p = skipRecord(b, p);
+  }
+  return out;
 }
 
 /** True when the template's question name equals the request's, ignoring ASCII case. */
@@ -126,7 +147,8 @@ export const renderState = { truncated: false };
  * Builds the reply to one request from a template. `reqNameEnd` is where the request's question
  * name ends (its bytes replace the template's when the lengths agree), `optDo` is the request's
  * DO bit or null when it sent no OPT, `limit` the largest reply allowed, `headroom` bytes are
- * left free at the front (2 for a TCP length prefix, filled in here).
+ * left free at the front (2 for a TCP length prefix, filled in here). `age` seconds are taken off
+ * every TTL at `t.ttlOffsets` (down to 0) in the records that fit.
  */
 export function render(
   t: Template,
@@ -135,6 +157,7 @@ export function render(
   optDo: boolean | null,
   limit: number,
   headroom: number,
+  age = 0,
 ): Buffer {
   const withOpt = optDo !== null;
   const optLen = withOpt ? (t.opt !== null ? t.opt.length : OPT_SIZE) : 0;
@@ -165,7 +188,17 @@ export function render(
   }
   setU16(out, h + OFF_ARCOUNT, arcount + (withOpt ? 1 : 0));
   if (t.nameEnd > HEADER_SIZE && t.nameEnd === reqNameEnd) {
-    out.set(req.subarray(HEADER_SIZE, reqNameEnd), h + HEADER_SIZE);
+    // A loop, not set(subarray()): the view would be one more allocation per reply.
+    for (let i = HEADER_SIZE; i < reqNameEnd; i++) out[h + i] = req[i];
+  }
+  const ttls = t.ttlOffsets;
+  if (age > 0 && ttls !== null) {
+    for (let i = 0; i < ttls.length; i++) {
+      const at = ttls[i];
+      if (at >= bodyEnd) break; // cut off with the rest of the section
+      const ttl = readTtl(src, at);
+      writeTtl(out, h + at, ttl > age ? ttl - age : 0);
+    }
   }
   if (withOpt) {
     const o = h + bodyEnd;
