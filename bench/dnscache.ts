@@ -3,12 +3,13 @@
 //   1. cache-hit QPS under dnsperf (one client socket, then four), alternated rounds, with the bare
 //      Node UDP socket (bench/bare-udp.ts) as the ceiling for any Node server here;
 //   2. the latency a cache miss adds: never-asked names, one at a time, through each cache, minus
-//      the same number straight to the upstream.
+//      the same number straight to the upstream;
+//   3. queries lost while the config changes, through dnsmasq-nanny (bench/dnscache-config.ts).
 // Writes bench/results/dnscache-<date>.{json,md}. Ratios matter: the machine may be shared.
 //
 // Env: BENCH_ROUNDS (3), BENCH_SECONDS (6), BENCH_DNSCACHE_NAMES (2000), BENCH_MISSES (3000; 0 skips
 // part 2), BENCH_DNSCACHE_CPU_PROF=<dir> (run dnscache under --cpu-prof; read the profile with
-// bench/dnscache-profile.ts).
+// bench/dnscache-profile.ts); part 3's BENCH_CONFIG (0 skips it), BENCH_CONFIG_CHANGES, _RATE, _SECONDS.
 
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,6 +24,8 @@ import { cacheArgs, startDnscache, startDnsmasqCache } from './dnscache-servers.
 import { quantile, timeMisses } from './dnscache-miss.ts';
 import type { MissTimes } from './dnscache-miss.ts';
 import { freePort } from '../test/helpers/ports.ts';
+import { CONFIG_ENABLED, benchConfigChanges, configReport } from './dnscache-config.ts';
+import type { ConfigResults } from './dnscache-config.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
@@ -242,8 +245,10 @@ const load = loadavg().map((x) => x.toFixed(2)).join(' ');
 console.log(`bench:dnscache: ${ROUNDS} rounds of ${SECONDS}s per server and client count, ${NAMES} names, ${cpus().length} CPUs, node ${process.version}, dnsmasq ${dnsmasqVersion}, load ${load}`);
 const dir = mkdtempSync(join(tmpdir(), 'kdt-bench-dnscache-'));
 let results: Results;
+let config: ConfigResults | null = null;
 try {
   results = await bench(dir);
+  if (CONFIG_ENABLED) config = await benchConfigChanges(dir);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
@@ -257,7 +262,7 @@ const md = `# dnscache vs dnsmasq (${when})
 node ${process.version} (dnscache with its production flags), dnsmasq ${dnsmasqVersion}, ${cpus().length} CPUs (${cpus()[0]?.model}), load average at start ${load}. dnsperf -T 1 -q 200 -l ${SECONDS}, ${ROUNDS} alternated rounds (medians), A queries for ${NAMES} names in random order, every one a cache hit (the caches were filled by one pass first). Both caches run \`${args}\` (dnsmasq also \`--conf-file=/dev/null --user=root --no-hosts\`) in front of one upstream dnsmasq answering a hosts file. "bare Node" is bench/bare-udp.ts: a dgram socket sending pre-encoded replies for the same names, the ceiling for one Node process on this machine.
 
 ${report(results)}
-`;
-writeFileSync(join(resultsDir, `dnscache-${stamp}.json`), JSON.stringify({ when, node: process.version, dnsmasq: dnsmasqVersion, cpus: cpus().length, load, rounds: ROUNDS, seconds: SECONDS, names: NAMES, ...results }, null, 2) + '\n');
+${config === null ? '' : `\n${configReport(config)}\n`}`;
+writeFileSync(join(resultsDir, `dnscache-${stamp}.json`), JSON.stringify({ when, node: process.version, dnsmasq: dnsmasqVersion, cpus: cpus().length, load, rounds: ROUNDS, seconds: SECONDS, names: NAMES, ...results, config }, null, 2) + '\n');
 writeFileSync(join(resultsDir, `dnscache-${stamp}.md`), md);
 console.log('\n' + md);
