@@ -1,5 +1,5 @@
 // --endpoints-api=endpoints on a real API server: kube-dns reads core/v1 Endpoints instead of
-// EndpointSlices (old clusters), with only the shipped RBAC (manifests/rbac.yaml's
+// EndpointSlices (old clusters), with only the shipped RBAC (manifests/optional/rbac-endpoints.yaml's
 // system:kube-dns:endpoints role).
 
 import t from 'tap';

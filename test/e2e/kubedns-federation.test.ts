@@ -1,6 +1,6 @@
 // Federation queries against a real kube-apiserver: kube-dns started with --federations and the kube-dns
 // token (whose Node list/watch comes only from the system:kube-dns:federation binding in
-// manifests/rbac.yaml) answers `<svc>.<ns>.<fed>.svc.<zone>` with a CNAME to the local service while it
+// manifests/optional/rbac-federation.yaml) answers `<svc>.<ns>.<fed>.svc.<zone>` with a CNAME to the local service while it
 // has endpoints, else into the federation's domain by the zone and region labels of a Node.
 
 import t from 'tap';

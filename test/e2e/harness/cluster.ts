@@ -1,6 +1,7 @@
 // A real control plane for end-to-end tests: etcd and kube-apiserver (built by build-binaries.sh) on free
 // loopback ports, RBAC on, two static tokens (an admin in system:masters, and the identity of kube-dns's
-// ServiceAccount, bound only by manifests/rbac.yaml). Everything lives in one temp dir; t.teardown stops both processes by pid.
+// ServiceAccount, bound only by the shipped RBAC: manifests/rbac.yaml and manifests/optional/rbac-*.yaml).
+// Everything lives in one temp dir; t.teardown stops both processes by pid.
 
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,13 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
 import { freePort } from '../../helpers/ports.ts';
-import { repoRoot } from '../../helpers/process.ts';
 import { Applier } from './apply.ts';
 import { binariesAvailable, etcdBin, kubeApiserverBin } from './binaries.ts';
 import { makeCerts } from './certs.ts';
 import type { ClusterCerts } from './certs.ts';
 import { DaemonError, logTail, startDaemon } from './daemon.ts';
 import type { Daemon } from './daemon.ts';
+import { manifestText, RBAC_MANIFESTS } from './manifests.ts';
 import { restRequest } from './rest.ts';
 
 export { binariesAvailable } from './binaries.ts';
@@ -26,7 +27,7 @@ export interface TestCluster {
   caFile: string;
   /** User e2e-admin in group system:masters. */
   adminToken: string;
-  /** The ServiceAccount kube-system/kube-dns's user and groups, bound only by manifests/rbac.yaml. */
+  /** The ServiceAccount kube-system/kube-dns's user and groups, bound only by the RBAC_MANIFESTS. */
   kubeDnsToken: string;
   /** Path of a kubeconfig file for that token (server url + CA). */
   kubeconfig(token: string): string;
@@ -176,7 +177,7 @@ export async function startCluster(t: Test): Promise<TestCluster> {
 
   const applier = new Applier((method, path, body) => request(method, path, body));
   await startApiServer();
-  await applier.apply(readFileSync(join(repoRoot, 'manifests', 'rbac.yaml'), 'utf8'));
+  for (const file of RBAC_MANIFESTS) await applier.apply(manifestText(file));
 
   return {
     url,

@@ -1,0 +1,69 @@
+// The shipped manifests (manifests/) as the tests read them: which files there are, the placeholder
+// substitution manifests/README.md documents, and the objects after it.
+
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { repoRoot } from '../../helpers/process.ts';
+
+export const manifestsDir = join(repoRoot, 'manifests');
+
+/** Every RBAC file kube-dns's ServiceAccount is bound by: the default one, then the optional modes'. */
+export const RBAC_MANIFESTS = ['rbac.yaml', 'optional/rbac-endpoints.yaml', 'optional/rbac-federation.yaml'];
+
+/** The values of the original's placeholders (kube-dns.yaml.base's __DNS__*__). */
+export interface PlaceholderValues {
+  /** __DNS__DOMAIN__: the cluster domain without the trailing dot. */
+  domain: string;
+  /** __DNS__SERVER__: the kube-dns Service's cluster IP. */
+  server: string;
+  /** __DNS__MEMORY__LIMIT__: the kubedns container's memory limit. */
+  memoryLimit: string;
+}
+
+/** The values manifests/README.md's sed line uses (kubeadm's defaults). */
+export const README_VALUES: PlaceholderValues = { domain: 'cluster.local', server: '10.96.0.10', memoryLimit: '256Mi' };
+
+export const PLACEHOLDER = /__[A-Z]+(?:__[A-Z]+)*__/g;
+
+export function substitute(text: string, v: PlaceholderValues): string {
+  return text.replaceAll('__DNS__DOMAIN__', v.domain).replaceAll('__DNS__SERVER__', v.server).replaceAll('__DNS__MEMORY__LIMIT__', v.memoryLimit);
+}
+
+/** Every .yaml file under manifests/, relative to it, sorted. */
+export function manifestFiles(dir = manifestsDir): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...manifestFiles(path).map((f) => join(name, f)));
+    else if (name.endsWith('.yaml')) out.push(name);
+  }
+  return dir === manifestsDir ? out.sort() : out;
+}
+
+export function manifestText(file: string): string {
+  return readFileSync(join(manifestsDir, file), 'utf8');
+}
+
+/** A Kubernetes object as plain JSON; tests reach into it freely. */
+export type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [k: string]: any };
+
+/** The objects of one manifest file, placeholders replaced when values are given. Throws on a YAML error or warning. */
+export function readManifest(file: string, values?: PlaceholderValues): KubeObject[] {
+  const text = values ? substitute(manifestText(file), values) : manifestText(file);
+  const objects: KubeObject[] = [];
+  for (const doc of parseAllDocuments(text)) {
+    const problem = doc.errors[0] ?? doc.warnings[0];
+    if (problem) throw new Error(`${relative(repoRoot, join(manifestsDir, file))}: ${problem.message}`);
+    const o = doc.toJS();
+    if (o !== null) objects.push(o);
+  }
+  return objects;
+}
+
+/** The one object of a kind (and name) among `objects`; throws when there is not exactly one. */
+export function only(objects: KubeObject[], kind: string, name?: string): KubeObject {
+  const found = objects.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
+  if (found.length !== 1) throw new Error(`expected one ${kind}${name ? ` ${name}` : ''}, found ${found.length}`);
+  return found[0];
+}
