@@ -10,7 +10,8 @@
 // asks one name every 10 ms; its unanswered stretches say how long the port went unanswered.
 //
 // Env: BENCH_CONFIG (1; 0 skips this part), BENCH_CONFIG_CHANGES (10), BENCH_CONFIG_RATE (5000
-// queries/s), BENCH_CONFIG_SECONDS (25 per run), BENCH_CONFIG_INTERVAL_MS (2000 between changes).
+// queries/s), BENCH_CONFIG_SECONDS (25 per run), BENCH_CONFIG_INTERVAL_MS (2000 between changes),
+// BENCH_CONFIG_LOGS=<dir> (keep each nanny's output there).
 // Run alone: `npm run build && npx node bench/dnscache-config.ts` (prints the section, writes nothing).
 
 import { execFile, spawn } from 'node:child_process';
@@ -38,6 +39,8 @@ const SECONDS = Math.max(Number(process.env.BENCH_CONFIG_SECONDS ?? 25), Math.ce
 const TIMEOUT_S = 2;
 const PROBE_EVERY_MS = 10;
 const NAMES = 2000;
+/** A directory to keep each nanny's output in (nanny-<forwarder>.log), child lines included. */
+const LOGS = process.env.BENCH_CONFIG_LOGS;
 
 const FORWARDERS = ['dnscache', 'dnsmasq'] as const;
 type Forwarder = (typeof FORWARDERS)[number];
@@ -320,6 +323,10 @@ async function startNanny(dir: string, forwarder: Forwarder, upstreamPort: numbe
   // The nanny stops its child; one it left behind (its command line names our directory) goes too.
   const stop = async () => {
     await stopNanny();
+    if (LOGS !== undefined) {
+      mkdirSync(LOGS, { recursive: true });
+      writeFileSync(join(LOGS, `nanny-${forwarder}.log`), out);
+    }
     for (const m of out.matchAll(CHILD_STARTED)) {
       try {
         if (readFileSync(`/proc/${m[1]}/cmdline`, 'utf8').includes(own)) process.kill(Number(m[1]), 'SIGKILL');
