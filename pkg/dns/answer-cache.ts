@@ -53,7 +53,8 @@ export class AnswerCache {
         ? new LRUCache<string, Entry>({
             max: this.max,
             dispose: (entry, _key, reason) => {
-              if (reason === 'evict' && entry.expiresAt > this.clock()) this.stats.evictions++;
+              // Only live entries count; the clock is not read for entries without a lifetime.
+              if (reason === 'evict' && (entry.expiresAt === NEVER || entry.expiresAt > this.clock())) this.stats.evictions++;
             },
           })
         : null;
