@@ -1,18 +1,22 @@
-// The DnsServer handler: CHAOS statistics, then our own loop probes coming back (dropped), then the
-// cache, then one upstream query per distinct question in flight (later askers of the same question
-// wait for it), stored on the way back.
+// The DnsServer handler, for what the DnsServers' shared answer cache could not answer: CHAOS
+// statistics, then our own loop probes coming back (dropped), then one upstream query per distinct
+// question in flight (later askers of the same question wait for it). The reply comes back with
+// the lifetime the cache policy gives it, and the DnsServer keeps it for that long.
 
 import { Class, Rcode } from '../dns/constants.ts';
-import { encodeMessage } from '../dns/codec.ts';
+import { canonicalName, encodeMessage, readName } from '../dns/codec.ts';
+import { u16 } from '../dns/header.ts';
 import { emptyMessage } from '../dns/message.ts';
+import type { AnswerCache } from '../dns/answer-cache.ts';
 import type { Answer, Handler, Query } from '../dns/server.ts';
 import { ForwardError } from '../forward/forward.ts';
 import type { Forwarder } from '../forward/forward.ts';
 import type { Logger } from '../log/log.ts';
-import { cacheKey } from './cache.ts';
-import type { AnswerCache } from './cache.ts';
+import { prepareForCache, questionKey } from './cache.ts';
+import type { CachePolicy } from './cache.ts';
 import type { LoopDetector } from './loop.ts';
 import { chaosReply } from './stats.ts';
+import type { CacheCounters } from './stats.ts';
 
 export interface HandlerStats {
   /** Upstream queries sent (one per distinct question in flight). */
@@ -24,7 +28,9 @@ export interface HandlerStats {
 }
 
 export interface CachingHandlerOptions {
+  /** The DnsServers' shared cache (for the CHAOS counters; the servers store and serve the entries). */
   cache: AnswerCache;
+  policy: CachePolicy;
   forwarder: Forwarder;
   log: Logger;
   /** --log-queries: one info line per query (name, type, where the answer came from). */
@@ -35,18 +41,28 @@ export interface CachingHandlerOptions {
   serversBind?: () => string[];
 }
 
+/** An upstream reply with TTLs as the cache keeps them, and its lifetime (0 = not kept). */
+interface Forwarded {
+  wire: Uint8Array;
+  ttl: number;
+}
+
 export class CachingHandler {
   readonly stats: HandlerStats = { forwarded: 0, shared: 0, failures: 0 };
   private readonly cache: AnswerCache;
+  private readonly policy: CachePolicy;
   private readonly forwarder: Forwarder;
   private readonly log: Logger;
   private readonly logQueries: boolean;
   private readonly loop: LoopDetector | undefined;
   private readonly serversBind: (() => string[]) | undefined;
-  private readonly inflight = new Map<string, Promise<Uint8Array>>();
+  private readonly inflight = new Map<string, Promise<Forwarded>>();
+  /** Questions the cache did not answer (CHAOS and returning loop probes are not questions for it). */
+  private misses = 0;
 
   constructor(o: CachingHandlerOptions) {
     this.cache = o.cache;
+    this.policy = o.policy;
     this.forwarder = o.forwarder;
     this.log = o.log;
     this.logQueries = o.logQueries === true;
@@ -54,36 +70,47 @@ export class CachingHandler {
     this.serversBind = o.serversBind;
   }
 
+  /** dnsmasq's cache statistics: the cache's own counts, and the misses seen here. */
+  counters(): CacheCounters {
+    const { insertions, evictions, hits } = this.cache.stats;
+    return { cachesize: this.policy.size, insertions, evictions, hits, misses: this.misses };
+  }
+
+  /** For the DnsServers' onCacheHit with --log-queries: the line a handled query would get. */
+  readonly logHit = (req: Uint8Array, nameEnd: number, remoteAddress: string): void => {
+    const name = canonicalName(readName(Buffer.from(req.buffer, req.byteOffset, req.length), { pos: 12 }, nameEnd));
+    this.log.info('query', { name, type: u16(req, nameEnd), from: 'cache', client: remoteAddress });
+  };
+
   readonly handle: Handler = (q: Query): Answer | Promise<Answer> | null => {
     const { question, message } = q;
-    if (question.class === Class.CH) return { message: chaosReply(q.qname, question.type, this.cache, this.serversBind) };
+    if (question.class === Class.CH) return { message: chaosReply(q.qname, question.type, this.counters(), this.serversBind) };
     if (this.loop !== undefined && this.loop.caught(q.qname, question.type, question.class)) {
       if (this.logQueries) this.log.info('query', { name: q.qname, type: question.type, from: 'loop-probe', client: q.remoteAddress });
       return null;
     }
-    const key = cacheKey(q.qname, question.type, question.class, message.edns?.do === true, message.cd);
-    const hit = this.cache.get(key);
-    let pending = hit === undefined ? this.inflight.get(key) : undefined;
+    // The DnsServers answer every hit before the handler: whatever comes here is a miss (an
+    // expired entry included, once: the server deleted it).
+    this.misses++;
+    const key = questionKey(q.qname, question.type, question.class, message.edns?.do === true, message.cd);
+    const pending = this.inflight.get(key);
     if (this.logQueries) {
-      const from = hit !== undefined ? 'cache' : pending !== undefined ? 'shared' : 'forwarded';
-      this.log.info('query', { name: q.qname, type: question.type, from, client: q.remoteAddress });
+      this.log.info('query', { name: q.qname, type: question.type, from: pending !== undefined ? 'shared' : 'forwarded', client: q.remoteAddress });
     }
-    if (hit !== undefined) return { wire: hit };
-    if (pending !== undefined) this.stats.shared++;
-    else pending = this.forward(q, key);
-    return pending.then(
-      (wire) => ({ wire }),
-      (err: unknown) => this.failed(q, err),
-    );
+    const failed = (err: unknown): Answer => this.failed(q, err);
+    if (pending !== undefined) {
+      this.stats.shared++;
+      // The asker that sent the upstream query stores the answer; once is enough.
+      return pending.then((r) => ({ wire: r.wire }), failed);
+    }
+    return this.forward(q, key).then((r) => ({ wire: r.wire, cacheable: r.ttl > 0, ttl: r.ttl }), failed);
   };
 
-  private forward(q: Query, key: string): Promise<Uint8Array> {
+  private forward(q: Query, key: string): Promise<Forwarded> {
     this.stats.forwarded++;
     const request = { ...q.message, questions: [q.question], answers: [], authorities: [], additionals: [] };
-    const pending = this.forwarder.forward(encodeMessage(request).bytes, q.qname).then((reply) => {
-      this.cache.set(key, reply);
-      return reply;
-    });
+    // The forwarder's reply is ours to rewrite (it already carries our asker's ID).
+    const pending = this.forwarder.forward(encodeMessage(request).bytes, q.qname).then((wire) => ({ wire, ttl: prepareForCache(wire, this.policy) }));
     this.inflight.set(key, pending);
     const forget = () => {
       this.inflight.delete(key);

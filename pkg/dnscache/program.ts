@@ -1,6 +1,7 @@
-// dnscache as a running thing: the forwarder with its routes, the cache, loop detection, and one
-// DnsServer per listen address, all closed together.
+// dnscache as a running thing: the forwarder with its routes, loop detection, and one DnsServer per
+// listen address sharing one answer cache (hits never reach the handler), all closed together.
 
+import { AnswerCache } from '../dns/answer-cache.ts';
 import { DnsServer } from '../dns/server.ts';
 import { Forwarder, resolvConfNameservers } from '../forward/forward.ts';
 import type { Upstream } from '../forward/forward.ts';
@@ -8,7 +9,7 @@ import type { Logger } from '../log/log.ts';
 import { readFileSync } from 'node:fs';
 import { parseServersFile } from './args.ts';
 import type { DnscacheConfig, StubServer } from './args.ts';
-import { AnswerCache } from './cache.ts';
+import type { CachePolicy } from './cache.ts';
 import { CachingHandler } from './handler.ts';
 import { LoopDetector } from './loop.ts';
 import { inServerOrder, serverName, serversBindTexts } from './stats.ts';
@@ -16,6 +17,7 @@ import { inServerOrder, serverName, serversBindTexts } from './stats.ts';
 export interface RunningDnscache {
   /** The bound addresses and ports. */
   listening: { address: string; port: number }[];
+  /** The DnsServers' shared cache (--cache-size entries). */
   cache: AnswerCache;
   handler: CachingHandler;
   forwarder: Forwarder;
@@ -90,15 +92,17 @@ export async function runDnscache(c: DnscacheConfig, log: Logger): Promise<Runni
     loop?.probe(defaults).catch((err: unknown) => log.warn('loop probes failed', { error: err }));
   };
   route();
-  const cache = new AnswerCache({
+  const policy: CachePolicy = {
     size: c.cacheSize,
     noNegcache: c.noNegcache,
     negTtl: c.negTtl,
     minCacheTtl: c.minCacheTtl,
     maxCacheTtl: c.maxCacheTtl,
-  });
+  };
+  const cache = new AnswerCache(c.cacheSize);
   const handler = new CachingHandler({
     cache,
+    policy,
     forwarder,
     log,
     logQueries: c.logQueries,
@@ -106,8 +110,9 @@ export async function runDnscache(c: DnscacheConfig, log: Logger): Promise<Runni
     serversBind: () => serversBindTexts(forwarder.serverStats(), order),
   });
   const addresses = c.listenAddresses.length > 0 ? c.listenAddresses : ['0.0.0.0'];
-  // The server's own answer cache knows nothing of TTLs: dnscache's cache replaces it.
-  const servers = addresses.map((address) => new DnsServer({ handler: handler.handle, address, port: c.port, answerCacheSize: 0 }));
+  // One cache for every address: a question asked on one is a hit on all.
+  const onCacheHit = c.logQueries ? handler.logHit : undefined;
+  const servers = addresses.map((address) => new DnsServer({ handler: handler.handle, address, port: c.port, answerCache: cache, onCacheHit }));
   const listening: { address: string; port: number }[] = [];
   try {
     for (const s of servers) listening.push(await s.listen());
@@ -125,6 +130,7 @@ export async function runDnscache(c: DnscacheConfig, log: Logger): Promise<Runni
     loop,
     reload() {
       route();
+      // Answers forwarded before this are not stored either (the cache's generation check).
       cache.clear();
       log.info('reloaded', { serversFile: c.serversFile || undefined, resolvFile: c.noResolv ? undefined : c.resolvFile });
       probe();
@@ -139,7 +145,9 @@ export async function runDnscache(c: DnscacheConfig, log: Logger): Promise<Runni
         wire.dropped += s.stats.dropped;
         wire.truncated += s.stats.truncated;
       }
-      log.info('statistics', { cacheSize: c.cacheSize, entries: cache.size, ...cache.stats, ...handler.stats, ...wire });
+      const { insertions, evictions, hits, misses } = handler.counters();
+      const counts = { cacheSize: c.cacheSize, entries: cache.size, insertions, evictions, hits, misses, expired: cache.stats.expired };
+      log.info('statistics', { ...counts, ...handler.stats, ...wire });
       log.info('upstream statistics', { ...forwarder.stats, pending: forwarder.pending, ...loop?.stats });
       for (const s of inServerOrder(forwarder.serverStats(), order)) {
         const { queries, failed, unanswered } = s;

@@ -6,7 +6,19 @@ import { emptyMessage } from '../dns/message.ts';
 import type { Message } from '../dns/message.ts';
 import { normalizeUpstream } from '../forward/forward.ts';
 import type { ServerStats, Upstream } from '../forward/forward.ts';
-import type { AnswerCache } from './cache.ts';
+
+/** dnsmasq's cache statistics, under their CHAOS names. */
+export interface CacheCounters {
+  /** --cache-size. */
+  cachesize: number;
+  insertions: number;
+  /** Live entries pushed out to make room (not expiries). */
+  evictions: number;
+  /** Answers served from the cache. */
+  hits: number;
+  /** Questions not answered from the cache (CHAOS queries and returning loop probes not counted). */
+  misses: number;
+}
 
 /** `ip#port` as dnsmasq prints a server (IPv6 without brackets). */
 export function serverName(u: Upstream): string {
@@ -39,18 +51,18 @@ export function inServerOrder(stats: readonly ServerStats[], order: readonly Ups
 }
 
 /** The value for a statistics name, or null when the name is not one. */
-export function statistic(qname: string, cache: AnswerCache): number | null {
+export function statistic(qname: string, c: CacheCounters): number | null {
   switch (qname) {
     case 'cachesize.bind':
-      return cache.policy.size;
+      return c.cachesize;
     case 'insertions.bind':
-      return cache.stats.insertions;
+      return c.insertions;
     case 'evictions.bind':
-      return cache.stats.evictions;
+      return c.evictions;
     case 'misses.bind':
-      return cache.stats.misses;
+      return c.misses;
     case 'hits.bind':
-      return cache.stats.hits;
+      return c.hits;
     case 'auth.bind':
       // dnscache has no authoritative zones: always 0, as dnsmasq without --auth-zone.
       return 0;
@@ -63,7 +75,7 @@ export function statistic(qname: string, cache: AnswerCache): number | null {
  * The reply to a CHAOS-class query: the statistic, servers.bind (one TXT record, one string per
  * server, from `servers`; none configured: no record), or REFUSED for anything else.
  */
-export function chaosReply(qname: string, qtype: number, cache: AnswerCache, servers?: () => string[]): Message {
+export function chaosReply(qname: string, qtype: number, counters: CacheCounters, servers?: () => string[]): Message {
   const m = emptyMessage();
   m.aa = true;
   m.ra = true; // as dnsmasq's
@@ -74,7 +86,7 @@ export function chaosReply(qname: string, qtype: number, cache: AnswerCache, ser
     if (texts.length > 0) m.answers.push({ name: qname, type: Type.TXT, class: Class.CH, ttl: 0, data: { texts } });
     return m;
   }
-  const value = txt ? statistic(qname, cache) : null;
+  const value = txt ? statistic(qname, counters) : null;
   if (value === null) {
     m.rcode = Rcode.REFUSED;
     return m;

@@ -5,7 +5,9 @@ import type { Test } from 'tap';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { answers, dig } from '../helpers/dig.ts';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { answers, dig, parseDig } from '../helpers/dig.ts';
 import { startDnsmasq } from '../helpers/dnsmasq.ts';
 import type { Dnsmasq } from '../helpers/dnsmasq.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -84,6 +86,33 @@ t.test('served TTLs go down with the time kept', async (t) => {
   t.equal(await stat(port, 'hits.bind'), 1);
 });
 
+t.test('an expired entry is one miss: asked upstream again and stored again', async (t) => {
+  const u = await startDnsmasq(t, ['192.0.2.53 www.example.com'], ['--local-ttl=1']);
+  const { port } = await dnscache(t, [`--server=127.0.0.1#${u.port}`]);
+  t.same(answers(await dig(port, 'www.example.com')), ['192.0.2.53']);
+  // Kept for 1 s: gone after 2 whatever the second boundaries.
+  await new Promise((r) => setTimeout(r, 2100));
+  const again = await dig(port, 'www.example.com');
+  t.equal(again.answer[0].ttl, 1, 'a fresh answer');
+  t.equal(await stat(port, 'misses.bind'), 2);
+  t.equal(await stat(port, 'hits.bind'), 0);
+  t.equal(await stat(port, 'insertions.bind'), 2);
+  t.equal(await stat(port, 'evictions.bind'), 0, 'an expiry is not an eviction');
+  t.match(await dig(port, 'servers.bind', 'TXT', ['-c', 'CH']), { answer: [{ data: `"127.0.0.1#${u.port} 2 0"` }] });
+});
+
+t.test('the listen addresses share one cache: asked on one, a hit on the other', async (t) => {
+  const u = await upstream(t);
+  const { p, port } = await dnscache(t, [`--server=127.0.0.1#${u.port}`, '--listen-address=::1']);
+  const v6 = Number((await p.waitFor(/listening address=::1 port=(\d+)/))[1]);
+  t.same(answers(await dig(port, 'www.example.com')), ['192.0.2.53']);
+  const { stdout } = await promisify(execFile)('dig', ['@::1', '-p', String(v6), 'www.example.com', 'A', '+tries=1', '+time=3']);
+  t.same(answers(parseDig(stdout)), ['192.0.2.53']);
+  t.equal(await stat(port, 'hits.bind'), 1, 'the hit on ::1 counted with 127.0.0.1\'s');
+  t.equal(await stat(port, 'misses.bind'), 1);
+  t.equal(await stat(port, 'insertions.bind'), 1);
+});
+
 t.test('--max-cache-ttl caps what is served', async (t) => {
   const u = await upstream(t);
   const { port } = await dnscache(t, [`--server=127.0.0.1#${u.port}`, '--max-cache-ttl=60']);
@@ -138,6 +167,8 @@ t.test('identical queries in flight share one upstream query', async (t) => {
   const all = await Promise.all([1, 2, 3, 4, 5].map(() => dig(port, 'shared.example')));
   for (const r of all) t.same(answers(r), ['192.0.2.7']);
   t.equal(slowUpstream.ids.length, 1, 'one upstream query for five askers');
+  t.equal(await stat(port, 'insertions.bind'), 1, 'stored once');
+  t.equal(await stat(port, 'misses.bind'), 5);
 });
 
 t.test('unknown options exit 2 naming the option', async (t) => {

@@ -1,9 +1,14 @@
+// dnscache's cache policy (lifetimes, clamps, negative caching) and the TTLs its entries are served
+// with, on a stepped clock: each reply goes the way a DnsServer takes it (prepareForCache in the
+// handler, templateFromWire, the shared AnswerCache, render).
 import t from 'tap';
-import { encodeMessage, parseMessage } from '../../pkg/dns/codec.ts';
+import { AnswerCache } from '../../pkg/dns/answer-cache.ts';
+import { encodeMessage, parseMessage, readQuestion } from '../../pkg/dns/codec.ts';
 import { Class, Rcode, Type } from '../../pkg/dns/constants.ts';
 import { emptyMessage } from '../../pkg/dns/message.ts';
-import type { ResourceRecord } from '../../pkg/dns/message.ts';
-import { AnswerCache, cacheKey, cacheTtl, clampTtl } from '../../pkg/dnscache/cache.ts';
+import type { Message, ResourceRecord } from '../../pkg/dns/message.ts';
+import { render, templateFromWire } from '../../pkg/dns/template.ts';
+import { cacheTtl, clampTtl, prepareForCache, questionKey } from '../../pkg/dnscache/cache.ts';
 import type { CachePolicy } from '../../pkg/dnscache/cache.ts';
 
 const policy: CachePolicy = { size: 10, noNegcache: false, negTtl: 0, minCacheTtl: 0, maxCacheTtl: 0 };
@@ -29,10 +34,30 @@ function reply(opts: { answers?: ResourceRecord[]; authorities?: ResourceRecord[
   return encodeMessage(m).bytes;
 }
 
-const ttls = (bytes: Uint8Array) => {
-  const m = parseMessage(Buffer.from(bytes));
-  return [...m.answers, ...m.authorities, ...m.additionals].map((r) => r.ttl);
-};
+const ttls = (m: Message) => [...m.answers, ...m.authorities, ...m.additionals].map((r) => r.ttl);
+
+/** dnscache in miniature: the handler's part on a miss (store), the DnsServer's on a hit (serve). */
+function cacheOn(p: CachePolicy, clock: () => number) {
+  const cache = new AnswerCache(p.size, clock);
+  const req = (() => {
+    const m = emptyMessage(0x4242);
+    m.questions.push({ name: 'www.example.com', type: Type.A, class: Class.IN });
+    return encodeMessage(m).bytes;
+  })();
+  return {
+    cache,
+    /** Returns the lifetime given; the entry is stored as the DnsServer stores a cacheable answer. */
+    store(key: string, upstream: Uint8Array): number {
+      const ttl = prepareForCache(upstream, p);
+      if (ttl > 0) cache.set(key, templateFromWire(upstream), cache.generation, ttl);
+      return ttl;
+    },
+    serve(key: string): Message | undefined {
+      const tpl = cache.get(key);
+      return tpl === undefined ? undefined : parseMessage(render(tpl, req, readQuestion(req) - 4, null, 65535, 0, cache.age));
+    },
+  };
+}
 
 t.test('positive answers live for their smallest TTL, clamped', async (t) => {
   t.equal(cacheTtl(reply({ answers: [a('www.example.com', 300), a('www.example.com', 60, '192.0.2.2')] }), policy), 60);
@@ -63,79 +88,89 @@ t.test('TC, SERVFAIL and other errors are never kept', async (t) => {
   t.equal(cacheTtl(cut.subarray(0, cut.length - 3), policy), 0, 'a record running past the end');
 });
 
+t.test('prepareForCache: TTLs clamped and capped at the lifetime, in place; untouched when not kept', async (t) => {
+  const r = reply({ answers: [a('www.example.com', 100), a('www.example.com', 300, '192.0.2.2')] });
+  t.equal(prepareForCache(r, policy), 100);
+  t.same(ttls(parseMessage(Buffer.from(r))), [100, 100], 'no record claims more than the entry has');
+  const raised = reply({ answers: [a('www.example.com', 5), a('www.example.com', 90, '192.0.2.2')] });
+  t.equal(prepareForCache(raised, { ...policy, minCacheTtl: 60 }), 60);
+  t.same(ttls(parseMessage(Buffer.from(raised))), [60, 60]);
+  const servfail = reply({ rcode: Rcode.SERVFAIL, authorities: [soa(3600, 30)] });
+  const before = Buffer.from(servfail);
+  t.equal(prepareForCache(servfail, policy), 0);
+  t.same(Buffer.from(servfail), before);
+  const noCache = reply({ answers: [a('www.example.com', 100)] });
+  t.equal(prepareForCache(noCache, { ...policy, size: 0 }), 0, '--cache-size=0 keeps nothing');
+  t.same(ttls(parseMessage(Buffer.from(noCache))), [100]);
+});
+
 t.test('served TTLs go down by whole seconds of age; the entry ends at its TTL', async (t) => {
-  let now = 1_000_000;
-  const cache = new AnswerCache(policy, () => now);
-  const key = cacheKey('www.example.com', Type.A, Class.IN, false, false);
-  t.equal(cache.set(key, reply({ answers: [a('www.example.com', 100), a('www.example.com', 300, '192.0.2.2')] })), 100);
-  t.same(ttls(cache.get(key)!), [100, 100], 'no record claims more than the entry has');
-  now += 1999;
-  t.same(ttls(cache.get(key)!), [99, 99]);
+  let now = 1000;
+  const c = cacheOn(policy, () => now);
+  const key = 'www.example.com|1|1|00';
+  t.equal(c.store(key, reply({ answers: [a('www.example.com', 100), a('www.example.com', 300, '192.0.2.2')] })), 100);
+  t.same(ttls(c.serve(key)!), [100, 100]);
   now += 1;
-  t.same(ttls(cache.get(key)!), [98, 98]);
-  now = 1_000_000 + 99_999;
-  t.same(ttls(cache.get(key)!), [1, 1]);
-  now = 1_000_000 + 100_000;
-  t.equal(cache.get(key), undefined, 'expired');
-  t.same(cache.stats, { insertions: 1, evictions: 0, hits: 4, misses: 1 });
-  t.equal(cache.size, 0, 'the expired entry is gone');
+  t.same(ttls(c.serve(key)!), [99, 99]);
+  now += 1;
+  t.same(ttls(c.serve(key)!), [98, 98]);
+  now = 1099;
+  t.same(ttls(c.serve(key)!), [1, 1]);
+  now = 1100;
+  t.equal(c.serve(key), undefined, 'expired');
+  t.same(c.cache.stats, { hits: 4, insertions: 1, evictions: 0, expired: 1 });
+  t.equal(c.cache.size, 0, 'the expired entry is gone');
 });
 
 t.test('a negative entry serves its SOA with the remaining negative TTL', async (t) => {
   let now = 0;
-  const cache = new AnswerCache(policy, () => now);
-  cache.set('k', reply({ rcode: Rcode.NXDOMAIN, authorities: [soa(3600, 30)] }));
-  now = 10_000;
-  const got = parseMessage(Buffer.from(cache.get('k')!));
+  const c = cacheOn(policy, () => now);
+  t.equal(c.store('k', reply({ rcode: Rcode.NXDOMAIN, authorities: [soa(3600, 30)] })), 30);
+  now = 10;
+  const got = c.serve('k')!;
   t.equal(got.rcode, Rcode.NXDOMAIN);
   t.equal(got.authorities[0].ttl, 20);
+  now = 30;
+  t.equal(c.serve('k'), undefined);
 });
 
-t.test('min-cache-ttl raises what is served', async (t) => {
+t.test('min-cache-ttl raises what is served; max-cache-ttl caps it', async (t) => {
   let now = 0;
-  const cache = new AnswerCache({ ...policy, minCacheTtl: 60 }, () => now);
-  cache.set('k', reply({ answers: [a('www.example.com', 5)] }));
-  now = 30_000;
-  t.same(ttls(cache.get('k')!), [30]);
+  const raised = cacheOn({ ...policy, minCacheTtl: 60 }, () => now);
+  raised.store('k', reply({ answers: [a('www.example.com', 5)] }));
+  const capped = cacheOn({ ...policy, maxCacheTtl: 600 }, () => now);
+  capped.store('k', reply({ answers: [a('www.example.com', 86400)] }));
+  now = 30;
+  t.same(ttls(raised.serve('k')!), [30]);
+  t.same(ttls(capped.serve('k')!), [570]);
 });
 
-t.test('the returned copy is the caller\'s own', async (t) => {
-  const cache = new AnswerCache(policy);
+t.test('what is served does not change with the upstream reply\'s bytes afterwards', async (t) => {
+  const c = cacheOn(policy, () => 0);
   const original = reply({ answers: [a('www.example.com', 100)] });
-  cache.set('k', original);
-  original[original.length - 1] = 99;
-  const first = cache.get('k')!;
-  first.fill(0);
-  t.same(parseMessage(Buffer.from(cache.get('k')!)).answers[0].data, { address: '192.0.2.1' });
+  c.store('k', original);
+  original.fill(0, 12);
+  t.same(c.serve('k')!.answers[0].data, { address: '192.0.2.1' });
 });
 
-t.test('evictions count live entries pushed out; size 0 keeps nothing', async (t) => {
-  let now = 0;
-  const cache = new AnswerCache({ ...policy, size: 2 }, () => now);
-  cache.set('a', reply({ answers: [a('www.example.com', 100)] }));
-  cache.set('b', reply({ answers: [a('www.example.com', 1)] }));
-  now = 5000; // 'b' has expired: pushing it out is not an eviction
-  cache.get('a'); // 'a' is now the most recently used
-  cache.set('c', reply({ answers: [a('www.example.com', 100)] }));
-  t.equal(cache.stats.evictions, 0);
-  cache.set('d', reply({ answers: [a('www.example.com', 100)] }));
-  t.equal(cache.stats.evictions, 1, 'live entry a pushed out');
-  t.equal(cache.get('a'), undefined);
-  t.equal(cache.stats.insertions, 4);
-
-  const none = new AnswerCache({ ...policy, size: 0 });
-  t.equal(none.set('a', reply({ answers: [a('www.example.com', 100)] })), 0);
-  t.equal(none.get('a'), undefined);
-  t.equal(none.stats.misses, 1);
+t.test('not kept: TC, SERVFAIL, TTL 0; --cache-size=0 keeps nothing', async (t) => {
+  const c = cacheOn(policy, () => 0);
+  t.equal(c.store('tc', reply({ answers: [a('www.example.com', 300)], tc: true })), 0);
+  t.equal(c.store('sf', reply({ rcode: Rcode.SERVFAIL })), 0);
+  t.equal(c.store('zero', reply({ answers: [a('www.example.com', 0)] })), 0);
+  t.equal(c.cache.size, 0);
+  const none = cacheOn({ ...policy, size: 0 }, () => 0);
+  t.equal(none.store('k', reply({ answers: [a('www.example.com', 100)] })), 0);
+  t.equal(none.serve('k'), undefined);
 });
 
-t.test('the key separates type, class, DO and CD', async (t) => {
+t.test('the question key separates type, class, DO and CD', async (t) => {
   const keys = new Set([
-    cacheKey('x.example', Type.A, Class.IN, false, false),
-    cacheKey('x.example', Type.AAAA, Class.IN, false, false),
-    cacheKey('x.example', Type.A, Class.CH, false, false),
-    cacheKey('x.example', Type.A, Class.IN, true, false),
-    cacheKey('x.example', Type.A, Class.IN, false, true),
+    questionKey('x.example', Type.A, Class.IN, false, false),
+    questionKey('x.example', Type.AAAA, Class.IN, false, false),
+    questionKey('x.example', Type.A, Class.CH, false, false),
+    questionKey('x.example', Type.A, Class.IN, true, false),
+    questionKey('x.example', Type.A, Class.IN, false, true),
   ]);
   t.equal(keys.size, 5);
 });

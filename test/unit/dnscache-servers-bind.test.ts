@@ -2,8 +2,8 @@
 import t from 'tap';
 import { Class, Rcode, Type } from '../../pkg/dns/constants.ts';
 import type { ServerStats } from '../../pkg/forward/forward.ts';
-import { AnswerCache } from '../../pkg/dnscache/cache.ts';
 import { chaosReply, inServerOrder, serversBindTexts } from '../../pkg/dnscache/stats.ts';
+import type { CacheCounters } from '../../pkg/dnscache/stats.ts';
 
 const stat = (host: string, port: number, queries: number, failed: number): ServerStats => ({ server: { host, port }, queries, failed, unanswered: 7, disabled: false });
 
@@ -24,7 +24,7 @@ t.test('one "ip#port queries failed" per address, in the configured order; unlis
 });
 
 t.test('the CHAOS reply: one TXT record with a string per server; none configured: no record', async (t) => {
-  const cache = new AnswerCache({ size: 10, noNegcache: false, negTtl: 0, minCacheTtl: 0, maxCacheTtl: 0 });
+  const cache: CacheCounters = { cachesize: 10, insertions: 0, evictions: 0, hits: 0, misses: 0 };
   const m = chaosReply('servers.bind', Type.TXT, cache, () => ['10.0.0.1#53 1 0', '10.0.0.2#53 0 0']);
   t.equal(m.rcode, Rcode.NOERROR);
   t.ok(m.aa && m.ra);
@@ -34,4 +34,16 @@ t.test('the CHAOS reply: one TXT record with a string per server; none configure
   t.same(none.answers, []);
   t.equal(chaosReply('servers.bind', Type.A, cache, () => ['x']).rcode, Rcode.REFUSED, 'TXT (or ANY) only');
   t.equal(chaosReply('servers.bind', Type.TXT, cache).rcode, Rcode.REFUSED, 'without a source of server counts');
+});
+
+t.test('the cache statistics: each dnsmasq name carries its counter', async (t) => {
+  const counters: CacheCounters = { cachesize: 150, insertions: 4, evictions: 1, hits: 9, misses: 5 };
+  const value = (name: string) => chaosReply(name, Type.TXT, counters).answers[0]?.data;
+  t.same(value('cachesize.bind'), { texts: ['150'] });
+  t.same(value('insertions.bind'), { texts: ['4'] });
+  t.same(value('evictions.bind'), { texts: ['1'] });
+  t.same(value('hits.bind'), { texts: ['9'] });
+  t.same(value('misses.bind'), { texts: ['5'] });
+  t.same(value('auth.bind'), { texts: ['0'] });
+  t.equal(chaosReply('version.bind', Type.TXT, counters).rcode, Rcode.REFUSED);
 });
