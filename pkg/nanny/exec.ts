@@ -11,8 +11,11 @@ export interface ChildCommand {
   prefix: string[];
   /** Output prefix and log name: `dnscache`, `dnsmasq`. */
   name: string;
-  /** A line the child prints once its signal handlers are in place (SIGHUP/SIGUSR1 are safe then). */
-  ready: RegExp;
+  /**
+   * A line the child prints once its signal handlers are in place (SIGHUP/SIGUSR1 are safe then);
+   * null for a program we do not know: it counts as ready a while after it starts.
+   */
+  ready: RegExp | null;
 }
 
 const SCRIPT = new Set(['.js', '.ts', '.mjs', '.mts']);
@@ -49,7 +52,9 @@ export function programName(path: string): string {
 export function childCommand(exec: string, nodePath = process.execPath): ChildCommand {
   const name = programName(exec);
   // dnscache logs `listening` after its handlers are set; dnsmasq sets them before `started, version`.
-  const ready = name === 'dnsmasq' ? /started, version/ : name === 'dnscache' ? /listening address=/ : /./;
+  // A known program is waited for however slowly it starts (a loaded node can take seconds): a
+  // SIGHUP before its handlers are set would end it.
+  const ready = name === 'dnsmasq' ? /started, version/ : name === 'dnscache' ? /listening address=/ : null;
   if (!SCRIPT.has(extname(exec))) return { file: exec, prefix: [], name, ready };
   let flags: string[];
   try {

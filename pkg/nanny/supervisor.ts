@@ -30,7 +30,7 @@ export interface SupervisorOptions {
   backoff?: Partial<Backoff>;
   /** SIGKILL a child that has not exited this long after SIGTERM. Default 5000. */
   killAfterMs?: number;
-  /** A child that never prints its ready line counts as ready after this long. Default 2000. */
+  /** A child whose command has no ready line counts as ready this long after it starts. Default 2000. */
   readyFallbackMs?: number;
   /** The child failed too often: the supervisor has given up and starts nothing more. */
   onCrashLoop(reason: string): void;
@@ -197,10 +197,10 @@ export class Supervisor {
     for (const stream of [proc.stdout!, proc.stderr!]) {
       createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
         this.output(`${name}: ${line}`);
-        if (!run.ready && ready.test(line)) this.markReady(run);
+        if (!run.ready && ready !== null && ready.test(line)) this.markReady(run);
       });
     }
-    run.readyTimer = setTimeout(() => this.markReady(run), this.readyFallbackMs);
+    if (ready === null) run.readyTimer = setTimeout(() => this.markReady(run), this.readyFallbackMs);
     this.run = run;
     this.stats.starts++;
     if (proc.pid !== undefined) this.log.info('child started', { pid: proc.pid, command: [file, ...prefix, ...this.args].join(' ') });
