@@ -106,6 +106,11 @@ export class CachingHandler {
     return this.forward(q, key).then((r) => ({ wire: r.wire, cacheable: r.ttl > 0, ttl: r.ttl }), failed);
   };
 
+  /** After a reload: later askers get a query on the new routes instead of joining one on the old. */
+  forgetInflight(): void {
+    this.inflight.clear();
+  }
+
   private forward(q: Query, key: string): Promise<Forwarded> {
     this.stats.forwarded++;
     const request = { ...q.message, questions: [q.question], answers: [], authorities: [], additionals: [] };
@@ -113,7 +118,7 @@ export class CachingHandler {
     const pending = this.forwarder.forward(encodeMessage(request).bytes, q.qname).then((wire) => ({ wire, ttl: prepareForCache(wire, this.policy) }));
     this.inflight.set(key, pending);
     const forget = () => {
-      this.inflight.delete(key);
+      if (this.inflight.get(key) === pending) this.inflight.delete(key);
     };
     pending.then(forget, forget);
     return pending;

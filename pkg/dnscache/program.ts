@@ -132,6 +132,7 @@ export async function runDnscache(c: DnscacheConfig, log: Logger): Promise<Runni
       route();
       // Answers forwarded before this are not stored either (the cache's generation check).
       cache.clear();
+      handler.forgetInflight();
       log.info('reloaded', { serversFile: c.serversFile || undefined, resolvFile: c.noResolv ? undefined : c.resolvFile });
       probe();
     },
