@@ -168,7 +168,8 @@ export class Supervisor {
 
   private spawnChild(): void {
     const { file, prefix, name, ready } = this.command;
-    const proc = spawn(file, [...prefix, ...this.args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group: a Ctrl-C to ours reaches only us, and we stop the child in order.
+    const proc = spawn(file, [...prefix, ...this.args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let settle!: (e: ChildExit) => void;
     const run: Run = {
       proc,
