@@ -67,6 +67,8 @@ export function nannyArgs(o: LocalPodOptions): string[] {
     `--listen-address=${LOOPBACK}`,
     '--bind-interfaces',
     '--cache-size=1000',
+    // As the manifest: a name asked before it was added to the cluster file answers at once.
+    '--no-negcache',
     '--log-facility=-',
     `--resolv-file=${o.resolvConf}`,
     `--server=/${CLUSTER_DOMAIN}/${kubedns}`,
