@@ -74,24 +74,5 @@ const running = await runKubeDns({
   process.exit(1);
 });
 
-if (f['start-banner']) {
-  const at = `@${f['dns-bind-address'] === '0.0.0.0' ? '127.0.0.1' : f['dns-bind-address']} -p ${running.dnsPort}`;
-  process.stdout.write(
-    [
-      '',
-      f['cluster-file'] ? `kube-dns is serving ${domain} from ${f['cluster-file']} (edit it: changes are served within a second).` : `kube-dns is serving ${domain} from ${source.describe()}.`,
-      'Try:',
-      `  dig ${at} kubernetes.default.svc.${domain}`,
-      `  dig ${at} web.default.svc.${domain} AAAA`,
-      `  dig ${at} _postgres._tcp.db.default.svc.${domain} SRV`,
-      `  dig ${at} -x 10.96.0.10`,
-      `  dig ${at} +tcp search.default.svc.${domain}`,
-      `  curl http://127.0.0.1:${running.httpPort}/readiness   (also /cache, /metrics)`,
-      'Ctrl-C stops it.',
-      '',
-    ].join('\n'),
-  );
-}
-
 // SIGTERM: stop accepting, let in-flight queries finish, exit 0.
 stopOnSignals(log, () => running.close());
