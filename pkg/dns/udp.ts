@@ -1,6 +1,7 @@
 // The UDP side: one dgram socket; every datagram is one query.
 
 import dgram from 'node:dgram';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Responder } from './responder.ts';
 
 export interface UdpOptions {
@@ -18,26 +19,20 @@ function literalLookup(address: string, family: unknown, callback: (err: Error |
   callback(null, address, address.includes(':') ? 6 : 4);
 }
 
+/** How long close() waits for replies libuv still queues (the kernel's buffer was full). */
+const CLOSE_DRAIN_MS = 1000;
+
 export class UdpListener implements Responder {
   readonly transport = 'udp';
   readonly headroom = 0;
   private readonly socket: dgram.Socket;
   private readonly opts: UdpOptions;
   private closed = false;
-  /** Sends handed to the socket and not completed yet: close() waits for them. */
-  private sending = 0;
-  private idle: (() => void) | null = null;
-  // One shared callback for every send (no closure per packet).
-  private readonly sent = (err: Error | null): void => {
-    this.sending--;
-    if (err) this.opts.onError(err);
-    if (this.sending === 0) this.idle?.();
-  };
 
   constructor(address: string, opts: UdpOptions) {
     this.opts = opts;
     this.socket = dgram.createSocket({ type: address.includes(':') ? 'udp6' : 'udp4', lookup: literalLookup });
-    // Send failures (EHOSTUNREACH, a full buffer...) surface here; they must never crash us.
+    // Whatever the socket reports (receive errors) is counted here; it must never crash us.
     this.socket.on('error', (err) => opts.onError(err));
     this.socket.on('message', (msg, rinfo) => opts.onQuery(msg, rinfo.address, rinfo.port, this));
   }
@@ -58,19 +53,29 @@ export class UdpListener implements Responder {
     });
   }
 
+  // No completion callback: with one, dgram queues a nextTick and an async context per reply,
+  // measured at a quarter of a cache hit's user CPU (10.2 -> 7.6 us). The cost: a failed send to
+  // one client (EPERM from a firewall, ENOBUFS) is not seen; there is nothing to do about it anyway.
   send(out: Buffer, port: number, address: string): void {
     if (this.closed) return;
-    this.sending++;
-    this.socket.send(out, port, address, this.sent);
+    this.socket.send(out, port, address);
   }
 
   skip(): void {}
 
-  /** Closes once the replies already handed to the socket are out. */
+  private queuedSends(): number {
+    try {
+      return this.socket.getSendQueueCount();
+    } catch {
+      return 0; // never bound
+    }
+  }
+
+  /** Closes once the replies already handed to the socket are out (libuv drops what it still queues). */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.sending > 0) await new Promise<void>((resolve) => (this.idle = resolve));
+    for (let waited = 0; waited < CLOSE_DRAIN_MS && this.queuedSends() > 0; waited += 5) await sleep(5);
     await new Promise<void>((resolve) => {
       try {
         this.socket.close(() => resolve());
