@@ -1,13 +1,11 @@
 // kube-dns's HTTP endpoints: /readiness, /healthz, /cache, /metrics.
-//
-// Plain node:http rather than fastify: four GET routes do not need a framework, and importing
-// fastify costs ~26 MB of RSS (measured on Node 24: 43 → 69 MB), a sixth of the 170 Mi the official
-// manifest gives this container.
+// Plain node:http, bound by pkg/httpserver (why no framework: its README).
 
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { listenHttp } from '../httpserver/listen.ts';
+import type { HttpListening } from '../httpserver/listen.ts';
 
 export interface HttpState {
   isSynced(): boolean;
@@ -53,16 +51,14 @@ function handle(state: HttpState, req: IncomingMessage, res: ServerResponse): vo
 
 export function createHttpEndpoints(state: HttpState): HttpEndpoints {
   const server: Server = createServer((req, res) => handle(state, req, res));
+  let listening: HttpListening | null = null;
   return {
-    listen: (host, port) =>
-      new Promise((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
-      }),
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    listen: async (host, port) => {
+      listening = await listenHttp(server, host, port);
+      return listening.port;
+    },
+    close: async () => {
+      await listening?.close();
+    },
   };
 }

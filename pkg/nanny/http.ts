@@ -3,8 +3,9 @@
 
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { listenHttp } from '../httpserver/listen.ts';
+import type { HttpListening } from '../httpserver/listen.ts';
 
 export interface ListenAddress {
   /** '' = every address (Go's `:port`). */
@@ -21,13 +22,7 @@ export function parseListenAddress(s: string): ListenAddress | string {
   return { host: m[1] ?? m[2], port };
 }
 
-export interface MetricsEndpoint {
-  /** The port bound (useful with port 0). */
-  port: number;
-  close(): Promise<void>;
-}
-
-export async function serveMetrics(at: ListenAddress, registry: Registry): Promise<MetricsEndpoint> {
+export async function serveMetrics(at: ListenAddress, registry: Registry): Promise<HttpListening> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -43,16 +38,5 @@ export async function serveMetrics(at: ListenAddress, registry: Registry): Promi
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
     }
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(at.port, at.host === '' ? undefined : at.host, () => resolve());
-  });
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listenHttp(server, at.host, at.port);
 }

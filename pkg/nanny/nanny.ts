@@ -13,7 +13,8 @@ import { childArgs, kubednsDomains, planChange, serversFileText } from './args.t
 import type { ChildPlan } from './args.ts';
 import type { ChildCommand } from './exec.ts';
 import { serveMetrics } from './http.ts';
-import type { ListenAddress, MetricsEndpoint } from './http.ts';
+import type { ListenAddress } from './http.ts';
+import type { HttpListening } from '../httpserver/listen.ts';
 import { createNannyMetrics } from './metrics.ts';
 import type { NannyCounts } from './metrics.ts';
 import { StubResolver } from './resolve.ts';
@@ -166,7 +167,7 @@ export async function runNanny(o: NannyOptions): Promise<RunningNanny> {
   });
 
   // Bound before the child starts: a taken port is a start-up error with nothing left behind.
-  let endpoint: MetricsEndpoint | null = null;
+  let endpoint: HttpListening | null = null;
   if (o.metrics !== null) {
     try {
       endpoint = await serveMetrics(o.metrics, createNannyMetrics(counts));

@@ -4,8 +4,9 @@
 
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { listenHttp } from '../httpserver/listen.ts';
+import type { HttpListening } from '../httpserver/listen.ts';
 import type { ProbeHealth } from './probe.ts';
 
 export interface SidecarHttpOptions {
@@ -18,12 +19,6 @@ export interface SidecarHttpOptions {
   /** label → the probe's current health. */
   health: ReadonlyMap<string, () => ProbeHealth>;
   now?: () => Date;
-}
-
-export interface SidecarHttp {
-  /** The port bound (useful with port 0). */
-  port: number;
-  close(): Promise<void>;
 }
 
 const HEALTHCHECK = '/healthcheck/';
@@ -70,18 +65,7 @@ function handle(o: SidecarHttpOptions, req: IncomingMessage, res: ServerResponse
   send(req, res, 404, 'text/plain; charset=utf-8', '404 page not found\n');
 }
 
-export async function serveSidecarHttp(o: SidecarHttpOptions): Promise<SidecarHttp> {
+export async function serveSidecarHttp(o: SidecarHttpOptions): Promise<HttpListening> {
   const server: Server = createServer((req, res) => handle(o, req, res));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(o.port, o.host === '' ? undefined : o.host, () => resolve());
-  });
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listenHttp(server, o.host, o.port);
 }
