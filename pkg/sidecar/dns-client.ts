@@ -65,26 +65,33 @@ export function matchReply(buf: Uint8Array, query: Message): Message | SidecarEr
   return reply;
 }
 
+/**
+ * The end of one exchange: the first of a reply, an error or the deadline settles the promise and
+ * runs `cleanup` (close the socket); anything after that is ignored.
+ */
+function settleOnce(resolve: (m: Message) => void, reject: (e: Error) => void, timeoutMs: number, late: () => Error, cleanup: () => void): (r: Message | Error) => void {
+  let settled = false;
+  const settle = (r: Message | Error): void => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    cleanup();
+    if (r instanceof Error) reject(r);
+    else resolve(r);
+  };
+  const timer = setTimeout(() => settle(late()), timeoutMs);
+  return settle;
+}
+
 function overUdp(server: DnsServerAddress, wire: Uint8Array, query: Message, timeoutMs: number): Promise<Message> {
   // Connected, so an ICMP port unreachable comes back as ECONNREFUSED instead of a silent timeout.
   const socket = createSocket(ipVersion(server.host) === 6 ? 'udp6' : 'udp4');
   return new Promise((resolve, reject) => {
-    let settled = false;
-    const settle = (err: Error | null, reply?: Message) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      socket.close();
-      if (err !== null) reject(err);
-      else resolve(reply!);
-    };
-    const timer = setTimeout(() => settle(timeout('udp', server, timeoutMs)), timeoutMs);
+    const settle = settleOnce(resolve, reject, timeoutMs, () => timeout('udp', server, timeoutMs), () => socket.close());
     socket.on('error', (err) => settle(networkError('udp', server, err)));
     socket.on('message', (buf) => {
       const r = matchReply(buf, query);
-      if (r === null) return;
-      if (r instanceof SidecarError) settle(r);
-      else settle(null, r);
+      if (r !== null) settle(r);
     });
     socket.connect(server.port, server.host, () => {
       socket.send(wire, (err) => {
@@ -98,16 +105,7 @@ function overTcp(server: DnsServerAddress, wire: Uint8Array, query: Message, tim
   const socket = connect({ host: server.host, port: server.port });
   socket.setNoDelay(true);
   return new Promise((resolve, reject) => {
-    let settled = false;
-    const settle = (err: Error | null, reply?: Message) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      socket.destroy();
-      if (err !== null) reject(err);
-      else resolve(reply!);
-    };
-    const timer = setTimeout(() => settle(timeout('tcp', server, timeoutMs)), timeoutMs);
+    const settle = settleOnce(resolve, reject, timeoutMs, () => timeout('tcp', server, timeoutMs), () => socket.destroy());
     socket.on('error', (err) => settle(networkError('tcp', server, err)));
     socket.on('close', () => settle(new SidecarError('SIDECAR_NETWORK', `tcp ${formatServer(server)}: connection closed before the reply`)));
     let pending: Buffer = Buffer.alloc(0);
@@ -117,10 +115,7 @@ function overTcp(server: DnsServerAddress, wire: Uint8Array, query: Message, tim
         const msg = pending.subarray(2, 2 + pending.readUInt16BE(0));
         pending = pending.subarray(2 + msg.length);
         const r = matchReply(msg, query);
-        if (r === null) continue;
-        if (r instanceof SidecarError) settle(r);
-        else settle(null, r);
-        return;
+        if (r !== null) return settle(r);
       }
     });
     const framed = Buffer.alloc(2 + wire.length);
