@@ -3,6 +3,7 @@
 
 import { createConnection } from 'node:net';
 import type { Socket } from 'node:net';
+import { frame, readFrames } from '../dns/frames.ts';
 import type { Upstream } from './upstream.ts';
 
 /** Resolves with the reply's message bytes, or why there is none. */
@@ -13,14 +14,8 @@ export function tcpExchange(
   open: Set<Socket>,
 ): Promise<Buffer | 'timeout' | 'error'> {
   return new Promise((resolve) => {
-    const framed = Buffer.allocUnsafe(query.length + 2);
-    framed.writeUInt16BE(query.length, 0);
-    framed.set(query, 2);
-
     const socket = createConnection({ host: server.host, port: server.port, noDelay: true });
     open.add(socket);
-    const chunks: Buffer[] = [];
-    let received = 0;
     let settled = false;
     const finish = (reply: Buffer | 'timeout' | 'error'): void => {
       if (settled) return;
@@ -32,18 +27,10 @@ export function tcpExchange(
     };
     const timer = setTimeout(() => finish('timeout'), timeoutMs);
 
-    socket.on('data', (chunk: Buffer) => {
-      chunks.push(chunk);
-      received += chunk.length;
-      if (received < 2) return;
-      const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
-      chunks.length = 0;
-      chunks.push(all);
-      const length = all.readUInt16BE(0);
-      if (received >= length + 2) finish(all.subarray(2, length + 2));
-    });
+    // The first whole message is the reply; the forwarder checks it is ours.
+    readFrames(socket, finish);
     socket.on('error', () => finish('error'));
     socket.on('close', () => finish('error')); // closed before a whole reply
-    socket.write(framed);
+    socket.write(frame(query));
   });
 }

@@ -6,6 +6,7 @@ import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 import { randomInt } from 'node:crypto';
 import { canonicalName, DnsParseError, encodeMessage, parseMessage } from '../dns/codec.ts';
+import { frame, readFrames } from '../dns/frames.ts';
 import { emptyMessage } from '../dns/message.ts';
 import type { Message, Question } from '../dns/message.ts';
 import { ipVersion } from '../dns/ip.ts';
@@ -108,19 +109,10 @@ function overTcp(server: DnsServerAddress, wire: Uint8Array, query: Message, tim
     const settle = settleOnce(resolve, reject, timeoutMs, () => timeout('tcp', server, timeoutMs), () => socket.destroy());
     socket.on('error', (err) => settle(networkError('tcp', server, err)));
     socket.on('close', () => settle(new SidecarError('SIDECAR_NETWORK', `tcp ${formatServer(server)}: connection closed before the reply`)));
-    let pending: Buffer = Buffer.alloc(0);
-    socket.on('data', (chunk: Buffer) => {
-      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-      while (pending.length >= 2 && pending.length >= 2 + pending.readUInt16BE(0)) {
-        const msg = pending.subarray(2, 2 + pending.readUInt16BE(0));
-        pending = pending.subarray(2 + msg.length);
-        const r = matchReply(msg, query);
-        if (r !== null) return settle(r);
-      }
+    readFrames(socket, (msg) => {
+      const r = matchReply(msg, query);
+      if (r !== null) settle(r);
     });
-    const framed = Buffer.alloc(2 + wire.length);
-    framed.writeUInt16BE(wire.length, 0);
-    framed.set(wire, 2);
-    socket.write(framed);
+    socket.write(frame(wire));
   });
 }
