@@ -128,17 +128,33 @@ t.test('.dockerignore keeps the rebuilt and irrelevant trees out of the context'
   for (const p of ['package.json', 'package-lock.json', 'tsconfig.json', 'cmd/kube-dns/main.ts', 'pkg/dns/codec.ts', 'bench/run.ts']) t.notOk(dockerignored(p), `${p} is in the context`);
 });
 
-t.test('the programs import nothing at run time that --omit=dev leaves out', async (t) => {
-  const sources = ['cmd', 'pkg'].flatMap(contextFiles).filter((f) => f.endsWith('.ts'));
+// Static and dynamic imports and re-exports of a module, with the specifier.
+const IMPORT = /(?:^(?:import(?!\s+type\b)|export(?!\s+type\b))[^'"]*?from\s*|\bimport\(\s*)['"]([^'"]+)['"]/gm;
+const packageName = (spec: string): string => (spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]);
+
+/** The npm packages a program may load: its entry's imports, followed through our own files. */
+function reachablePackages(entry: string): Set<string> {
+  const seen = new Set<string>();
   const packages = new Set<string>();
-  for (const f of sources) {
-    const text = readFileSync(join(repoRoot, f), 'utf8');
-    for (const m of text.matchAll(/(?:^import(?!\s+type\b)[^'"]*?from\s*|\bimport\(\s*)['"]([^'"]+)['"]/gm)) {
+  const visit = (file: string): void => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const m of readFileSync(join(repoRoot, file), 'utf8').matchAll(IMPORT)) {
       const spec = m[1];
-      if (spec.startsWith('.') || spec.startsWith('node:')) continue;
-      packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]);
+      if (spec.startsWith('node:')) continue;
+      if (spec.startsWith('.')) visit(posix.normalize(posix.join(posix.dirname(file), spec)));
+      else packages.add(packageName(spec));
     }
-  }
+  };
+  visit(entry);
+  return packages;
+}
+
+/** The programs an image runs: its ENTRYPOINT's bin, and the nanny's default child. */
+const IMAGE_PROGRAMS: Record<string, string[]> = { 'Dockerfile.kubedns': ['kube-dns'], 'Dockerfile.nanny': ['dnsmasq-nanny', 'dnscache'], 'Dockerfile.sidecar': ['sidecar'] };
+
+t.test('the programs import nothing at run time that --omit=dev leaves out', async (t) => {
+  const packages = new Set(Object.values(IMAGE_PROGRAMS).flat().flatMap((p) => [...reachablePackages(`cmd/${p}/main.ts`)]));
   t.ok(packages.size > 0, `found run-time imports: ${[...packages].join(', ')}`);
   for (const p of packages) t.ok(p in pkg.dependencies, `${p} is a production dependency`);
 });
@@ -180,6 +196,16 @@ for (const [file, bin] of Object.entries(DOCKERFILES)) {
           for (const s of c.sources) t.ok(produced(s, outputs), `${stage.name}: ${s} is made by stage ${c.from} (${outputs.join(', ')})`);
         });
       });
+    });
+
+    t.test('packages taken out of node_modules are not imported by the programs the image runs', async (t) => {
+      const uninstalled = (args: string): string[] =>
+        [...args.matchAll(/\bnpm uninstall\b([^&;|]*)/g)].flatMap((m) => m[1].trim().split(/\s+/).filter((w) => w !== '' && !w.startsWith('-')));
+      const removed = stages.flatMap((s) => s.instructions).flatMap((i) => (i.op === 'RUN' ? uninstalled(i.args) : []));
+      const programs = IMAGE_PROGRAMS[file];
+      const needed = new Set(programs.flatMap((p) => [...reachablePackages(`cmd/${p}/main.ts`)]));
+      for (const r of removed) t.notOk(needed.has(r), `${r} is removed, and nothing ${programs.join(' or ')} imports reaches it`);
+      if (!needed.has('@kubernetes/client-node')) t.ok(removed.includes('@kubernetes/client-node'), 'client-node, which only kube-dns loads, is left out');
     });
 
     t.test('the runtime stage: dist, production node_modules, package.json, nothing else', async (t) => {
