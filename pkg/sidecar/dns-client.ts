@@ -6,7 +6,9 @@ import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 import { randomInt } from 'node:crypto';
 import { canonicalName, DnsParseError, encodeMessage, parseMessage } from '../dns/codec.ts';
+import { HEADER_SIZE } from '../dns/constants.ts';
 import { frame, readFrames } from '../dns/frames.ts';
+import { B2_QR, OFF_FLAGS, OFF_ID, u16 } from '../dns/header.ts';
 import { emptyMessage } from '../dns/message.ts';
 import type { Message, Question } from '../dns/message.ts';
 import { ipVersion } from '../dns/ip.ts';
@@ -48,8 +50,8 @@ function networkError(transport: string, server: DnsServerAddress, err: NodeJS.E
  * question), an error when they carry our ID but cannot be read.
  */
 export function matchReply(buf: Uint8Array, query: Message): Message | SidecarError | null {
-  if (buf.length < 12 || (buf[2] & 0x80) === 0) return null;
-  if (((buf[0] << 8) | buf[1]) !== query.id) return null;
+  if (buf.length < HEADER_SIZE || (buf[OFF_FLAGS] & B2_QR) === 0) return null;
+  if (u16(buf, OFF_ID) !== query.id) return null;
   let reply: Message;
   try {
     reply = parseMessage(buf);
