@@ -209,10 +209,6 @@ export class Zone {
     return this.reverseMap.get(ip)?.map((p) => (p.host === null ? p.view.fqdn : `${p.host}.${p.view.fqdn}`)) ?? [];
   }
 
-  /** Every service view, for the /cache page. */
-  serviceViews(): IterableIterator<ServiceView> {
-    return this.views.values();
-  }
 
   counts(): { services: number; ptrs: number; clusterIPs: number } {
     return { services: this.views.size, ptrs: this.reverseMap.size, clusterIPs: this.clusterIPMap.size };
