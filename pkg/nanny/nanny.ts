@@ -84,6 +84,12 @@ export async function runNanny(o: NannyOptions): Promise<RunningNanny> {
     unresolved = resolved.unresolved.length;
     const next: ChildPlan = { args: childArgs(o.childArgs, serversFile, config.upstreamNameservers.length > 0), servers: serversFileText(resolved.entries) };
     const fields = { servers: resolved.entries.length, unresolved: unresolved || undefined };
+    // The child keeps its command line; only the servers-file changes under it.
+    const reloadServers = () => {
+      writeServers(next.servers);
+      current = { args: current!.args, servers: next.servers };
+      log.info('servers changed: servers-file rewritten, child reloaded (SIGHUP)', { ...fields, sighup: supervisor.reload() });
+    };
     const change = planChange(current, next);
     if (change !== 'restart') withheld = '';
     switch (change) {
@@ -96,20 +102,14 @@ export async function runNanny(o: NannyOptions): Promise<RunningNanny> {
         supervisor.start(next.args);
         return;
       case 'reload':
-        writeServers(next.servers);
-        current = { args: current!.args, servers: next.servers };
-        log.info('servers changed: servers-file rewritten, child reloaded (SIGHUP)', { ...fields, sighup: supervisor.reload() });
+        reloadServers();
         return;
       case 'restart':
         if (!o.restartOnChange) {
           const pending = next.args.join(' ');
           if (pending !== withheld) log.warn('the child needs a restart for its new command line, but -restartDnsmasq=false: keeping it running', { args: pending });
           withheld = pending;
-          if (current!.servers !== next.servers) {
-            writeServers(next.servers);
-            current = { args: current!.args, servers: next.servers };
-            log.info('servers changed: servers-file rewritten, child reloaded (SIGHUP)', { ...fields, sighup: supervisor.reload() });
-          }
+          if (current!.servers !== next.servers) reloadServers();
           return;
         }
         writeServers(next.servers);
