@@ -32,6 +32,12 @@ export interface Query {
   question: Question;
   /** canonicalName(question.name). */
   qname: string;
+  /**
+   * The request's own bytes, header through its last record (trailing bytes left off): what a
+   * forwarder relays instead of encoding `message` again. A view of the received packet; not to be
+   * written to.
+   */
+  wire: Uint8Array;
   transport: Transport;
   remoteAddress: string;
   remotePort: number;
@@ -268,6 +274,7 @@ export class DnsServer {
       return this.fail(req, Rcode.FORMERR, -1, null, address, port, via, started);
     }
     const nameEnd = qEnd - 4;
+    let msgEnd = qEnd;
     let optDo: boolean | null = null;
     let limit = via.transport === 'tcp' ? TCP_MAX_SIZE : UDP_MIN_SIZE;
     if (ar === 1) {
@@ -278,6 +285,7 @@ export class DnsServer {
         return this.fail(req, Rcode.FORMERR, qEnd, null, address, port, via, started);
       }
       if (opt.version > 0) return this.fail(req, Rcode.BADVERS, qEnd, opt.do, address, port, via, started);
+      msgEnd = end;
       optDo = opt.do;
       if (via.transport === 'udp') limit = Math.max(UDP_MIN_SIZE, Math.min(opt.udpSize, UDP_MAX_SIZE));
     }
@@ -292,12 +300,13 @@ export class DnsServer {
       return this.reply(hit, req, nameEnd, optDo, limit, address, port, via, started, true, this.cache.age);
     }
     this.stats.cacheMisses++;
-    this.miss(req, qEnd, cacheKey, optDo, limit, address, port, via, started);
+    this.miss(req, qEnd, msgEnd, cacheKey, optDo, limit, address, port, via, started);
   }
 
   private miss(
     req: Buffer,
     qEnd: number,
+    msgEnd: number,
     cacheKey: string,
     optDo: boolean | null,
     limit: number,
@@ -318,6 +327,7 @@ export class DnsServer {
       message,
       question,
       qname: canonicalName(question.name),
+      wire: msgEnd === req.length ? req : req.subarray(0, msgEnd),
       transport: via.transport,
       remoteAddress: address,
       remotePort: port,

@@ -4,7 +4,7 @@
 // the lifetime the cache policy gives it, and the DnsServer keeps it for that long.
 
 import { Class, Rcode } from '../dns/constants.ts';
-import { canonicalName, encodeMessage, readName } from '../dns/codec.ts';
+import { canonicalName, readName } from '../dns/codec.ts';
 import { u16 } from '../dns/header.ts';
 import { emptyMessage } from '../dns/message.ts';
 import type { AnswerCache } from '../dns/answer-cache.ts';
@@ -113,9 +113,9 @@ export class CachingHandler {
 
   private forward(q: Query, key: string): Promise<Forwarded> {
     this.stats.forwarded++;
-    const request = { ...q.message, questions: [q.question], answers: [], authorities: [], additionals: [] };
-    // The forwarder's reply is ours to rewrite (it already carries our asker's ID).
-    const pending = this.forwarder.forward(encodeMessage(request).bytes, q.qname).then((wire) => ({ wire, ttl: prepareForCache(wire, this.policy) }));
+    // The asker's bytes as they came (the server let through only a question and an OPT); the
+    // forwarder copies them before setting its own ID. Its reply is ours to rewrite.
+    const pending = this.forwarder.forward(q.wire, q.qname).then((wire) => ({ wire, ttl: prepareForCache(wire, this.policy) }));
     this.inflight.set(key, pending);
     const forget = () => {
       if (this.inflight.get(key) === pending) this.inflight.delete(key);
