@@ -3,7 +3,6 @@
 
 import { hostname } from 'node:os';
 import { DnsServer } from '../dns/server.ts';
-import { Rcode, Type } from '../dns/constants.ts';
 import { ClusterStore } from '../cluster/store.ts';
 import type { ConfigMapInfo } from '../cluster/model.ts';
 import type { Source } from '../source/source.ts';
@@ -120,7 +119,7 @@ export async function runKubeDns(o: KubeDnsOptions): Promise<RunningKubeDns> {
       // ClusterIP: an endpoint somewhere (the original: an Endpoints object with a subset).
       if (svc.kind === 'ClusterIP') return store.endpointSets(key).some((s) => s.endpoints.length > 0);
       // Headless and ExternalName: the service publishes a record.
-      return zone.lookup(`${service}.${namespace}.svc.${zone.domain}`, Type.A).rcode === Rcode.NOERROR;
+      return zone.publishes(key);
     },
     topology: () => store.topology(),
   };

@@ -210,6 +210,11 @@ export class Zone {
   }
 
 
+  /** Does the service `key` (`ns/name`) publish any record? (A headless one without published endpoints does not.) */
+  publishes(key: string): boolean {
+    return this.views.has(key);
+  }
+
   counts(): { services: number; ptrs: number; clusterIPs: number } {
     return { services: this.views.size, ptrs: this.reverseMap.size, clusterIPs: this.clusterIPMap.size };
   }

@@ -71,6 +71,9 @@ t.test('publishNotReadyAddresses publishes not-ready endpoints; no ready endpoin
   t.equal(z.lookup('db-2.db.default.svc.cluster.local', Type.A).answers.length, 1);
   const empty = zoneWith([[db, [{ ...dbSets[0], endpoints: [{ addresses: ['10.1.0.9'], hostname: '', ready: false }] }]]]);
   t.equal(empty.lookup('db.default.svc.cluster.local', Type.A).rcode, Rcode.NXDOMAIN);
+  t.notOk(empty.publishes('default/db'), 'a headless service with nothing published publishes nothing');
+  t.ok(z.publishes('default/db'));
+  t.ok(zoneWith([[svc('ext', 'default', { kind: 'ExternalName', externalName: 'example.com' }), []]]).publishes('default/ext'));
 });
 
 t.test('negative answers: NXDOMAIN only when nothing exists below; SOA in authority', async (t) => {
