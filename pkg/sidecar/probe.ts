@@ -8,6 +8,7 @@ import type { Message } from '../dns/message.ts';
 import type { Logger } from '../log/log.ts';
 import { exchange } from './dns-client.ts';
 import type { ProbeSpec } from './probe-spec.ts';
+import { Repeat } from './repeat.ts';
 
 export interface ProbeResult {
   ok: boolean;
@@ -54,15 +55,14 @@ export class Probe {
   private readonly onResult: (result: ProbeResult) => void;
   private readonly firstDelayMs: number;
   private last: ProbeResult | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private stopped = false;
+  private readonly loop: Repeat;
 
   constructor(spec: ProbeSpec, opts: ProbeOptions) {
     this.spec = spec;
     this.log = opts.log.child(`probe/${spec.label}`);
     this.onResult = opts.onResult ?? (() => {});
     this.firstDelayMs = opts.firstDelayMs ?? Math.random() * Math.min(spec.intervalMs, MAX_FIRST_DELAY_MS);
+    this.loop = new Repeat(async () => Math.max(0, spec.intervalMs - (await this.probeOnce()).latencyMs));
   }
 
   get timeoutMs(): number {
@@ -82,15 +82,12 @@ export class Probe {
   }
 
   start(): void {
-    this.schedule(this.firstDelayMs);
+    this.loop.start(this.firstDelayMs);
   }
 
   /** No more probes; waits for the one in flight. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** One probe, recorded as the last result. */
@@ -108,17 +105,6 @@ export class Probe {
     }
     this.record(result);
     return result;
-  }
-
-  private schedule(delayMs: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.running = this.probeOnce().then((r) => {
-        this.running = null;
-        this.schedule(Math.max(0, this.spec.intervalMs - r.latencyMs));
-      });
-    }, delayMs);
   }
 
   private record(result: ProbeResult): void {

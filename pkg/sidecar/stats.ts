@@ -7,6 +7,7 @@ import type { Logger } from '../log/log.ts';
 import { exchange } from './dns-client.ts';
 import { SidecarError } from './errors.ts';
 import type { DnsServerAddress } from './probe-spec.ts';
+import { Repeat } from './repeat.ts';
 
 /** In the order the original asks (pkg/dnsmasq/metrics.go AllMetrics). */
 export const STAT_NAMES = ['hits', 'misses', 'evictions', 'insertions', 'cachesize'] as const;
@@ -88,24 +89,24 @@ export interface StatsPollerOptions {
 export class StatsPoller {
   private readonly o: StatsPollerOptions;
   private readonly tracker = new StatDeltaTracker();
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private stopped = false;
+  private readonly loop: Repeat;
   private failing: string | null = null;
 
   constructor(o: StatsPollerOptions) {
     this.o = o;
+    this.loop = new Repeat(async () => {
+      await this.pollOnce();
+      return o.intervalMs;
+    });
   }
 
   start(): void {
-    this.schedule(0);
+    this.loop.start(0);
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
+  /** No more rounds; waits for the one in flight. */
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** One round: counters fed on success, errors counted on failure. */
@@ -127,16 +128,5 @@ export class StatsPoller {
       this.failing = message;
       this.o.onError(err as Error);
     }
-  }
-
-  private schedule(delayMs: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.running = this.pollOnce().then(() => {
-        this.running = null;
-        this.schedule(this.o.intervalMs);
-      });
-    }, delayMs);
   }
 }
