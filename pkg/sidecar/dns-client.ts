@@ -12,8 +12,8 @@ import { B2_QR, OFF_FLAGS, OFF_ID, u16 } from '../dns/header.ts';
 import { emptyMessage } from '../dns/message.ts';
 import type { Message, Question } from '../dns/message.ts';
 import { ipVersion } from '../dns/ip.ts';
+import { formatUpstream } from '../forward/forward.ts';
 import { SidecarError } from './errors.ts';
-import { formatServer } from './probe-spec.ts';
 import type { DnsServerAddress } from './probe-spec.ts';
 
 export interface ExchangeResult {
@@ -37,12 +37,12 @@ export async function exchange(server: DnsServerAddress, question: Question, tim
 }
 
 function timeout(transport: string, server: DnsServerAddress, ms: number): SidecarError {
-  return new SidecarError('SIDECAR_TIMEOUT', `${transport} ${formatServer(server)}: no reply within ${ms} ms`);
+  return new SidecarError('SIDECAR_TIMEOUT', `${transport} ${formatUpstream(server)}: no reply within ${ms} ms`);
 }
 
 function networkError(transport: string, server: DnsServerAddress, err: NodeJS.ErrnoException): SidecarError {
   const what = err.code === 'ECONNREFUSED' ? 'connection refused' : err.code === 'ECONNRESET' ? 'connection reset' : err.message;
-  return new SidecarError('SIDECAR_NETWORK', `${transport} ${formatServer(server)}: ${what}`);
+  return new SidecarError('SIDECAR_NETWORK', `${transport} ${formatUpstream(server)}: ${what}`);
 }
 
 /**
@@ -110,7 +110,7 @@ function overTcp(server: DnsServerAddress, wire: Uint8Array, query: Message, tim
   return new Promise((resolve, reject) => {
     const settle = settleOnce(resolve, reject, timeoutMs, () => timeout('tcp', server, timeoutMs), () => socket.destroy());
     socket.on('error', (err) => settle(networkError('tcp', server, err)));
-    socket.on('close', () => settle(new SidecarError('SIDECAR_NETWORK', `tcp ${formatServer(server)}: connection closed before the reply`)));
+    socket.on('close', () => settle(new SidecarError('SIDECAR_NETWORK', `tcp ${formatUpstream(server)}: connection closed before the reply`)));
     readFrames(socket, (msg) => {
       const r = matchReply(msg, query);
       if (r !== null) settle(r);

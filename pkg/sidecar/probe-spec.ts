@@ -34,11 +34,6 @@ export const DEFAULT_PROBE_TYPE: ProbeType = 'A';
 
 const probeTypes: Record<ProbeType, number> = { A: Type.A, AAAA: Type.AAAA, ANY: Type.ANY, SRV: Type.SRV };
 
-/** `host:port` as Go prints it (`[v6]:port`). */
-export function formatServer(s: DnsServerAddress): string {
-  return s.host.includes(':') ? `[${s.host}]:${s.port}` : `${s.host}:${s.port}`;
-}
-
 /** Integer seconds as the original (`5`), or a Go duration (`500ms`, `2s`); positive. */
 function parseInterval(text: string): number | string {
   const ms = /^[+-]?[0-9]+$/.test(text) ? Number(text) * 1000 : parseDuration(text);

@@ -1,11 +1,11 @@
 // The running sidecar: metrics, the HTTP endpoints, one loop per probe and the statistics poller.
 
+import { formatUpstream } from '../forward/forward.ts';
 import type { Logger } from '../log/log.ts';
 import { serveSidecarHttp } from './http.ts';
 import { createSidecarMetrics } from './metrics.ts';
 import type { SidecarMetrics } from './metrics.ts';
 import { Probe } from './probe.ts';
-import { formatServer } from './probe-spec.ts';
 import type { DnsServerAddress, ProbeSpec } from './probe-spec.ts';
 import { StatsPoller } from './stats.ts';
 
@@ -49,7 +49,7 @@ export async function runSidecar(config: SidecarConfig, log: Logger): Promise<Ru
     onError: () => metrics.statsError(),
   });
   for (const p of probes) {
-    log.info('probe', { label: p.spec.label, server: formatServer(p.spec.server), name: p.spec.name, type: p.spec.typeName, intervalMs: p.spec.intervalMs });
+    log.info('probe', { label: p.spec.label, server: formatUpstream(p.spec.server), name: p.spec.name, type: p.spec.typeName, intervalMs: p.spec.intervalMs });
     p.start();
   }
   poller.start();
