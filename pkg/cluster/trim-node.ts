@@ -7,11 +7,11 @@ import type { NodeTopology } from './model.ts';
 import { asRecord, isDns1123Subdomain } from './trim-common.ts';
 import type { TrimResult } from './trim-common.ts';
 
-export const ZONE_LABEL = 'topology.kubernetes.io/zone';
-export const REGION_LABEL = 'topology.kubernetes.io/region';
+const ZONE_LABEL = 'topology.kubernetes.io/zone';
+const REGION_LABEL = 'topology.kubernetes.io/region';
 /** The labels before Kubernetes 1.17 (the original read only these). */
-export const OLD_ZONE_LABEL = 'failure-domain.beta.kubernetes.io/zone';
-export const OLD_REGION_LABEL = 'failure-domain.beta.kubernetes.io/region';
+const OLD_ZONE_LABEL = 'failure-domain.beta.kubernetes.io/zone';
+const OLD_REGION_LABEL = 'failure-domain.beta.kubernetes.io/region';
 
 export function trimNode(obj: KubeObject): TrimResult<NodeTopology> {
   const labels = asRecord(asRecord(obj.metadata)?.labels) ?? {};

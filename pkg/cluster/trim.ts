@@ -5,4 +5,4 @@ export { DEFAULT_NAMESPACE, isDns1123Label, isDns1123Subdomain } from './trim-co
 export { trimService, TOLERATE_UNREADY_ANNOTATION } from './trim-service.ts';
 export { trimEndpointSlice, trimEndpoints, SERVICE_NAME_LABEL } from './trim-endpoints.ts';
 export { trimConfigMap } from './trim-configmap.ts';
-export { trimNode, ZONE_LABEL, REGION_LABEL, OLD_ZONE_LABEL, OLD_REGION_LABEL } from './trim-node.ts';
+export { trimNode } from './trim-node.ts';
