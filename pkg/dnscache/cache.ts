@@ -5,6 +5,7 @@
 import { Rcode } from '../dns/constants.ts';
 import { readTtl, writeTtl } from '../dns/walk.ts';
 import { readReplyShape } from './records.ts';
+import type { ReplyShape } from './records.ts';
 
 export interface CachePolicy {
   /** Entries; 0 = keep nothing. */
@@ -30,7 +31,10 @@ export function clampTtl(ttl: number, p: Pick<CachePolicy, 'minCacheTtl' | 'maxC
  * SOA's min(TTL, MINIMUM) (RFC 2308), or --neg-ttl without an SOA.
  */
 export function cacheTtl(reply: Uint8Array, p: CachePolicy): number {
-  const shape = readReplyShape(reply);
+  return lifetime(readReplyShape(reply), p);
+}
+
+function lifetime(shape: ReplyShape | null, p: CachePolicy): number {
   if (shape === null || shape.truncated) return 0;
   if (shape.rcode !== Rcode.NOERROR && shape.rcode !== Rcode.NXDOMAIN) return 0;
   const negative = shape.rcode === Rcode.NXDOMAIN || shape.answerCount === 0;
@@ -50,9 +54,10 @@ export function cacheTtl(reply: Uint8Array, p: CachePolicy): number {
  */
 export function prepareForCache(reply: Uint8Array, p: CachePolicy): number {
   if (p.size <= 0) return 0;
-  const ttl = cacheTtl(reply, p);
-  if (ttl <= 0) return 0;
-  for (const off of readReplyShape(reply)!.ttlOffsets) writeTtl(reply, off, Math.min(ttl, clampTtl(readTtl(reply, off), p)));
+  const shape = readReplyShape(reply);
+  const ttl = lifetime(shape, p);
+  if (ttl <= 0 || shape === null) return 0;
+  for (const off of shape.ttlOffsets) writeTtl(reply, off, Math.min(ttl, clampTtl(readTtl(reply, off), p)));
   return ttl;
 }
 
