@@ -53,19 +53,12 @@ function resolvServers(c: DnscacheConfig, log: Logger): Upstream[] {
   }
 }
 
-/**
- * The default route, in dnsmasq's order: --server=ip entries, then the resolv file's (unless
- * --no-resolv), then the servers file's.
- */
-export function defaultUpstreams(c: DnscacheConfig, fromFile: readonly Upstream[], log: Logger): Upstream[] {
-  return [...c.servers, ...resolvServers(c, log), ...fromFile];
-}
-
 export async function runDnscache(c: DnscacheConfig, log: Logger): Promise<RunningDnscache> {
   const forwarder = new Forwarder({ maxInFlight: c.dnsForwardMax, log: log.child('forward') });
   const loop = c.dnsLoopDetect ? new LoopDetector(forwarder, log.child('loop')) : undefined;
-  // Set by route(): the default route (what loop detection probes), and every server in the order
-  // dnsmasq lists them in servers.bind: the command line's, the resolv file's, the servers file's.
+  // Set by route(): the default route (what loop detection probes), in dnsmasq's order: --server=ip
+  // entries, the resolv file's, the servers file's; and every server in the order dnsmasq lists
+  // them in servers.bind: the command line's, the resolv file's, the servers file's.
   let defaults: Upstream[] = [];
   let order: Upstream[] = [];
   // A bad servers file line is logged and skipped.
