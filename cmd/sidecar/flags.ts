@@ -6,7 +6,13 @@ import { ipVersion } from '../../pkg/dns/ip.ts';
 import { parseProbeSpecs } from '../../pkg/sidecar/probe-spec.ts';
 
 const port = (v: number) => (v >= 1 && v <= 65535 ? undefined : 'must be 1-65535');
-const versionWords = /^(raw|1|t|T|true|TRUE|True|0|f|F|false|FALSE|False)$/;
+const versionTrue = /^(1|t|T|true|TRUE|True)$/;
+const versionFalse = /^(0|f|F|false|FALSE|False)$/;
+
+/** --version as the original's pkg/version reads it: a Go bool, or `raw`. null: do not print. */
+export function versionRequest(v: string): 'raw' | 'plain' | null {
+  return v === 'raw' ? 'raw' : versionTrue.test(v) ? 'plain' : null;
+}
 
 export const sidecarFlags = defineFlags({
   'dnsmasq-addr': { type: 'string', default: '127.0.0.1', help: 'address that the dnsmasq server is listening on', validate: (v) => (ipVersion(v) === 0 ? 'must be an IP address' : undefined) },
@@ -35,6 +41,6 @@ export const sidecarFlags = defineFlags({
     help: 'prometheus metric namespace',
     validate: (v) => (v === '' || /^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(v) ? undefined : 'must be empty or a metric name prefix ([a-zA-Z_:][a-zA-Z0-9_:]*)'),
   },
-  version: { type: 'string', default: 'false', bareValue: 'true', help: 'print the version and exit (true|raw)', validate: (v) => (versionWords.test(v) ? undefined : 'must be true, false or raw') },
+  version: { type: 'string', default: 'false', bareValue: 'true', help: 'print the version and exit (true|raw)', validate: (v) => (v === 'raw' || versionTrue.test(v) || versionFalse.test(v) ? undefined : 'must be true, false or raw') },
   ...klogFlags,
 });

@@ -8,15 +8,16 @@ import { runSidecar } from '../../pkg/sidecar/program.ts';
 import { parseProbeSpecs } from '../../pkg/sidecar/probe-spec.ts';
 import type { ProbeSpec } from '../../pkg/sidecar/probe-spec.ts';
 import { stopOnSignals } from '../../pkg/signals/shutdown.ts';
-import { sidecarFlags } from './flags.ts';
+import { sidecarFlags, versionRequest } from './flags.ts';
 
 const { values: f } = parseOrExit(sidecarFlags, process.argv.slice(2), {
   program: 'sidecar',
   usage: 'sidecar [flags]: DNS probes with /healthcheck/<label>, and dnsmasq cache statistics as Prometheus metrics',
 });
 // The original's pkg/version: `Kube-DNS <v>`, or the quoted version with --version=raw.
-if (/^(true|1|t|T|TRUE|True|raw)$/.test(f.version)) {
-  process.stdout.write(f.version === 'raw' ? `"${VERSION}"\n` : `Kube-DNS ${VERSION}\n`);
+const version = versionRequest(f.version);
+if (version !== null) {
+  process.stdout.write(version === 'raw' ? `"${VERSION}"\n` : `Kube-DNS ${VERSION}\n`);
   process.exit(0);
 }
 setVerbosity(f.v);
