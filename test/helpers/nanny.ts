@@ -9,6 +9,7 @@ import { DNSMASQ } from './dnsmasq.ts';
 import { freePort } from './ports.ts';
 import { startProgram } from './process.ts';
 import type { Program } from './process.ts';
+import { scrape } from './sidecar.ts';
 
 export interface NannyStart {
   /** The child: our dnscache (default) or the real dnsmasq. */
@@ -101,9 +102,7 @@ export async function startNanny(t: Test, o: NannyStart = {}): Promise<Nanny> {
     writeConfig,
     childPids,
     async metric(series) {
-      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-      const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-      return line === undefined ? NaN : Number(line.slice(series.length + 1));
+      return (await scrape(metricsPort)).get(series) ?? NaN;
     },
   };
 }
