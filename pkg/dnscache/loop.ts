@@ -14,9 +14,8 @@ import { Class, Type } from '../dns/constants.ts';
 import { encodeMessage } from '../dns/codec.ts';
 import { emptyMessage } from '../dns/message.ts';
 import type { Forwarder, Upstream } from '../forward/forward.ts';
-import { normalizeUpstream } from '../forward/forward.ts';
+import { normalizeUpstream, serverKey } from '../forward/forward.ts';
 import type { Logger } from '../log/log.ts';
-import { serverName } from './stats.ts';
 
 /** `<8 hex>.test`: 13 characters, as dnsmasq's LOOP_TEST_DOMAIN probes. */
 const PROBE_LENGTH = 13;
@@ -47,12 +46,12 @@ export class LoopDetector {
    */
   async probe(servers: readonly Upstream[]): Promise<void> {
     const previous = new Map<string, string>();
-    for (const [name, u] of this.byName) previous.set(serverName(u), name);
+    for (const [name, u] of this.byName) previous.set(serverKey(u), name);
     const next = new Map<string, Upstream>();
     const seen = new Set<string>();
     for (const raw of servers) {
       const u = normalizeUpstream(raw);
-      const key = serverName(u);
+      const key = serverKey(u);
       if (seen.has(key)) continue;
       seen.add(key);
       next.set(previous.get(key) ?? `${randomBytes(4).toString('hex')}${PROBE_SUFFIX}`, u);
@@ -67,7 +66,7 @@ export class LoopDetector {
       sends.push(
         new Promise((resolve) => {
           socket.send(probeQuery(name), u.port, u.host, (err) => {
-            if (err) this.log.warn('cannot send loop probe', { server: serverName(u), error: err });
+            if (err) this.log.warn('cannot send loop probe', { server: serverKey(u), error: err });
             resolve();
           });
         }),
@@ -88,7 +87,7 @@ export class LoopDetector {
     if (server === undefined) return false;
     this.stats.loops++;
     if (this.forwarder.disable(server)) {
-      this.log.warn('NOT using nameserver - query loop detected', { server: serverName(server), probe: qname });
+      this.log.warn('NOT using nameserver - query loop detected', { server: serverKey(server), probe: qname });
     }
     return true;
   }

@@ -3,7 +3,7 @@
 
 import { AnswerCache } from '../dns/answer-cache.ts';
 import { DnsServer } from '../dns/server.ts';
-import { Forwarder, resolvConfNameservers } from '../forward/forward.ts';
+import { Forwarder, resolvConfNameservers, serverKey } from '../forward/forward.ts';
 import type { Upstream } from '../forward/forward.ts';
 import type { Logger } from '../log/log.ts';
 import { readFileSync } from 'node:fs';
@@ -12,7 +12,7 @@ import type { DnscacheConfig, StubServer } from './args.ts';
 import type { CachePolicy } from './cache.ts';
 import { CachingHandler } from './handler.ts';
 import { LoopDetector } from './loop.ts';
-import { inServerOrder, serverName, serversBindTexts } from './stats.ts';
+import { inServerOrder, serversBindTexts } from './stats.ts';
 
 export interface RunningDnscache {
   /** The bound addresses and ports. */
@@ -145,7 +145,7 @@ export async function runDnscache(c: DnscacheConfig, log: Logger): Promise<Runni
       log.info('upstream statistics', { ...forwarder.stats, pending: forwarder.pending, ...loop?.stats });
       for (const s of inServerOrder(forwarder.serverStats(), order)) {
         const { queries, failed, unanswered } = s;
-        log.info('server', { server: serverName(s.server), queries, failed, unanswered, disabled: s.disabled || undefined });
+        log.info('server', { server: serverKey(s.server), queries, failed, unanswered, disabled: s.disabled || undefined });
       }
     },
     async close() {

@@ -4,7 +4,7 @@
 import { Class, Rcode, Type } from '../dns/constants.ts';
 import { emptyMessage } from '../dns/message.ts';
 import type { Message } from '../dns/message.ts';
-import { normalizeUpstream } from '../forward/forward.ts';
+import { normalizeUpstream, serverKey } from '../forward/forward.ts';
 import type { ServerStats, Upstream } from '../forward/forward.ts';
 
 /** dnsmasq's cache statistics, under their CHAOS names. */
@@ -20,27 +20,22 @@ export interface CacheCounters {
   misses: number;
 }
 
-/** `ip#port` as dnsmasq prints a server (IPv6 without brackets). */
-export function serverName(u: Upstream): string {
-  return `${u.host}#${u.port}`;
-}
-
 /**
  * servers.bind's strings, as dnsmasq 2.90 answers: one `ip#port queries failed` per address, counts
  * summed over every route naming it, listed in `order` (the order the servers were configured), any
  * address missing from `order` after those.
  */
 export function serversBindTexts(stats: readonly ServerStats[], order: readonly Upstream[]): string[] {
-  return inServerOrder(stats, order).map((s) => `${serverName(s.server)} ${s.queries} ${s.failed}`);
+  return inServerOrder(stats, order).map((s) => `${serverKey(s.server)} ${s.queries} ${s.failed}`);
 }
 
 /** `stats` in the order their addresses first appear in `order`; addresses not in it come last. */
 export function inServerOrder(stats: readonly ServerStats[], order: readonly Upstream[]): ServerStats[] {
   const byName = new Map<string, ServerStats>();
-  for (const s of stats) byName.set(serverName(s.server), s);
+  for (const s of stats) byName.set(serverKey(s.server), s);
   const out: ServerStats[] = [];
   for (const u of order) {
-    const name = serverName(normalizeUpstream(u)); // the forwarder's form (IPv6 compressed)
+    const name = serverKey(normalizeUpstream(u)); // the forwarder's form (IPv6 compressed)
     const s = byName.get(name);
     if (s === undefined) continue;
     byName.delete(name);

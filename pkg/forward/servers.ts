@@ -32,7 +32,7 @@ export class UpstreamServer implements Upstream {
   }
 }
 
-/** The identity of an upstream: its (normalized) address and port, as dnsmasq prints it. */
+/** The identity of an upstream: its (normalized) address and port, as dnsmasq prints it (`ip#port`, IPv6 without brackets). */
 export function serverKey(u: Upstream): string {
   return `${u.host}#${u.port}`;
 }
