@@ -236,11 +236,14 @@ export class Reflector {
       for await (const chunk of res) {
         watchdog.poke();
         rest += chunk as string;
+        // Lines are cut out by index and the unfinished tail kept once per chunk: slicing the rest
+        // after every line would copy a burst of N events N times.
+        let from = 0;
         let nl: number;
         let changed = false;
-        while ((nl = rest.indexOf('\n')) >= 0) {
-          const line = rest.slice(0, nl);
-          rest = rest.slice(nl + 1);
+        while ((nl = rest.indexOf('\n', from)) >= 0) {
+          const line = rest.slice(from, nl);
+          from = nl + 1;
           if (!line.trim()) continue;
           const ev = JSON.parse(line) as WatchEvent;
           events++;
@@ -263,6 +266,7 @@ export class Reflector {
             this.o.onChange(change, ev.object, true);
           }
         }
+        rest = rest.slice(from);
         if (changed) {
           this.stats.objects = this.known.size;
           this.o.onBatch();

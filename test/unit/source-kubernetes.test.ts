@@ -1,11 +1,15 @@
-// The API source's pure parts: backoff, the relist diff, the silent-watch watchdog, $VAR expansion.
+// The API source's pure parts: backoff, the relist diff, the silent-watch watchdog, $VAR expansion;
+// and the watch stream's line reading, against a loopback HTTP server that cuts events where it likes.
 // The loop against a real kube-apiserver is proven in test/e2e/kubedns-api.test.ts.
 
+import { createServer } from 'node:http';
 import t from 'tap';
+import { createLogger } from '../../pkg/log/log.ts';
 import { Backoff } from '../../pkg/source/kubernetes-backoff.ts';
 import { KnownObjects, objectKey, tombstone } from '../../pkg/source/kubernetes-known.ts';
 import { SilenceWatchdog } from '../../pkg/source/kubernetes-silence.ts';
-import { expandEnv } from '../../pkg/source/kubernetes-client.ts';
+import { connectKube, expandEnv } from '../../pkg/source/kubernetes-client.ts';
+import { Reflector } from '../../pkg/source/kubernetes-reflector.ts';
 import type { KubeObject } from '../../pkg/source/source.ts';
 
 const obj = (ns: string, name: string, rv: string): KubeObject => ({ metadata: { name, namespace: ns, resourceVersion: rv } });
@@ -119,4 +123,46 @@ t.test('--kube-master-url expands $VAR and ${VAR} as Go os.ExpandEnv does', (t) 
   t.equal(expandEnv('https://${MISSING}x$NOPE', env), 'https://x');
   t.equal(expandEnv('https://plain', env), 'https://plain');
   t.end();
+});
+
+t.test('watch events split across chunks and packed several to a chunk are each read once', async (t) => {
+  // No resourceVersions: a line read twice would show as an extra update rather than be deduplicated.
+  const event = (type: string, name: string): string => JSON.stringify({ type, object: { metadata: { name, namespace: 'default' } } }) + '\n';
+  const stream = event('ADDED', 'a') + event('ADDED', 'b') + '\n' + event('MODIFIED', 'a') + event('DELETED', 'b');
+  const cut = stream.indexOf('"b"') + 2; // inside the second event
+  const server = createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    if (!req.url?.includes('watch=1')) {
+      res.end(JSON.stringify({ metadata: { resourceVersion: '1' }, items: [] }));
+      return;
+    }
+    res.write(stream.slice(0, cut));
+    setTimeout(() => res.write(stream.slice(cut)), 50);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  server.on('request', (req) => t.teardown(() => req.socket.destroy()));
+  const { port } = server.address() as { port: number };
+  const client = await connectKube({ masterUrl: `http://127.0.0.1:${port}`, env: {} });
+  const seen: string[] = [];
+  let done: () => void;
+  const four = new Promise<void>((resolve) => (done = resolve));
+  const r = new Reflector({
+    kind: 'Service',
+    path: '/api/v1/services',
+    client,
+    log: createLogger('test-reflector'),
+    pageSize: 500,
+    silentWatchMs: 60_000,
+    onChange: (change, o, watched) => {
+      if (watched) seen.push(`${change} ${o.metadata.name}`);
+      if (seen.length === 4) done();
+    },
+    onBatch: () => {},
+    onListed: () => {},
+  });
+  t.teardown(() => r.stop());
+  r.start();
+  await four; // the chunk that completes the fourth event is read to its end before this resumes
+  t.same(seen, ['add a', 'add b', 'update a', 'delete b']);
 });
