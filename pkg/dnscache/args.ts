@@ -2,6 +2,7 @@
 // options (`-k`, `-p 53`, `-p53`). Anything else is an ArgsError naming the option, so a caller
 // (dnsmasq-nanny, a manifest) learns at once that dnscache cannot honour it.
 
+import { ipVersion } from '../dns/ip.ts';
 import type { Upstream } from '../forward/forward.ts';
 
 export interface StubServer {
@@ -77,10 +78,8 @@ export function parseServerAddress(name: string, text: string): Upstream {
   let host = hash < 0 ? text : text.slice(0, hash);
   const port = hash < 0 ? 53 : int(name, text.slice(hash + 1), 65535);
   if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
-  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
-  const isV4 = v4 !== null && v4.slice(1).every((o) => Number(o) <= 255);
-  const isV6 = !isV4 && host.includes(':') && /^[0-9a-fA-F:.]+$/.test(host);
-  if ((!isV4 && !isV6) || port === 0) throw new ArgsError(name, `bad server address for --${name}: ${JSON.stringify(text)}`);
+  // The tree's one IP parser: what passes here, the forwarder accepts too.
+  if (ipVersion(host) === 0 || port === 0) throw new ArgsError(name, `bad server address for --${name}: ${JSON.stringify(text)}`);
   return { host, port };
 }
 

@@ -47,6 +47,9 @@ t.test('errors name the option', async (t) => {
     [['--server=/example.com/'], 'server'],
     [['--server=1.2.3.4#0'], 'server'],
     [['--server=300.1.1.1'], 'server'],
+    // Looks like IPv6 but is not one: refused here, not by the forwarder at start or on SIGHUP.
+    [['--server=1:2'], 'server'],
+    [['--server=:::::'], 'server'],
   ];
   for (const [argv, option] of cases) {
     let caught: unknown;
