@@ -1,13 +1,13 @@
 // dnsmasq-nanny's flags: the original's names (kubernetes/dns cmd/dnsmasq-nanny), our defaults, plus
 // -metricsAddress. Everything after `--` goes to the child unchanged.
 
-import { fileURLToPath } from 'node:url';
 import { defineFlags, klogFlags } from '../../pkg/flags/flags.ts';
 import { checkUpstream } from '../../pkg/config/upstream.ts';
+import { programEntry } from '../../pkg/nanny/exec.ts';
 import { parseListenAddress } from '../../pkg/nanny/http.ts';
 
 /** Our dnscache, next to this program: main.ts when run from source, main.js from dist/. */
-export const DNSCACHE_ENTRY = fileURLToPath(new URL(`../dnscache/main${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url));
+export const DNSCACHE_ENTRY = programEntry('dnscache');
 
 export const nannyFlags = defineFlags({
   dnsmasqExec: { type: 'string', default: DNSCACHE_ENTRY, help: 'the forwarder to run: dnsmasq (e.g. /usr/sbin/dnsmasq), or a .js/.ts entry run with this Node (default: our dnscache)' },

@@ -3,10 +3,9 @@
 // on stop). kube-dns and the nanny start together; the sidecar once both answer, so its first probes
 // and statistics find them. Closed all at once.
 
-import { childCommand } from '../nanny/exec.ts';
+import { childCommand, programEntry } from '../nanny/exec.ts';
 import { describeExit, stoppedCleanly, Supervisor } from '../nanny/supervisor.ts';
 import type { Logger } from '../log/log.ts';
-import { programEntry } from './entries.ts';
 import { programOutput } from './output.ts';
 import { podPlan } from './plan.ts';
 import type { LocalPodOptions, ProgramName } from './plan.ts';

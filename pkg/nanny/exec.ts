@@ -4,6 +4,7 @@
 
 import { openSync, readSync, closeSync } from 'node:fs';
 import { basename, dirname, extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export interface ChildCommand {
   file: string;
@@ -19,6 +20,14 @@ export interface ChildCommand {
 }
 
 const SCRIPT = new Set(['.js', '.ts', '.mjs', '.mts']);
+
+/** Run from the sources (.ts) or from dist/ (.js): a sibling program is taken in the same form. */
+const OWN_EXTENSION = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+
+/** One of our programs' entries, `cmd/<name>/main.ts` (or dist's `main.js`): dnscache, sidecar... */
+export function programEntry(name: string): string {
+  return fileURLToPath(new URL(`../../cmd/${name}/main${OWN_EXTENSION}`, import.meta.url));
+}
 
 /** The Node flags of a `#!/usr/bin/env -S node --flag ...` (or `#!/path/node --flag`) first line. */
 export function shebangNodeFlags(firstLine: string): string[] {
