@@ -86,10 +86,19 @@ export class KubernetesSource implements Source {
   }
 
   describe(): string {
-    const what = ['Services', this.endpointsApi === 'endpoints' ? 'Endpoints (core/v1)' : 'EndpointSlices (discovery.k8s.io/v1)'].join(', ') + ' in all namespaces';
-    const cm = this.o.configMap ? `; ConfigMap ${this.o.configMapNamespace ?? 'kube-system'}/${this.o.configMap}` : '';
-    const nodes = this.nodesWanted ? '; Nodes' : '';
-    return `Kubernetes API${this.client ? ` ${this.client.server}` : ''}: ${what}${cm}${nodes}`;
+    return `Kubernetes API${this.client ? ` ${this.client.server}` : ''}: ${this.watched().join(', ')}`;
+  }
+
+  /** What is listed and watched, for describe() and the start log line. */
+  private watched(): string[] {
+    const what = ['Services (all namespaces)', this.endpointsApi === 'endpoints' ? 'Endpoints core/v1 (all namespaces)' : 'EndpointSlices discovery.k8s.io/v1 (all namespaces)'];
+    if (this.o.configMap) what.push(`ConfigMap ${this.configMapNamespace}/${this.o.configMap}`);
+    if (this.nodesWanted) what.push('Nodes (federations)');
+    return what;
+  }
+
+  private get configMapNamespace(): string {
+    return this.o.configMapNamespace ?? 'kube-system';
   }
 
   status(): KubernetesSourceStatus {
@@ -134,18 +143,12 @@ export class KubernetesSource implements Source {
       make('Service', '/api/v1/services'),
       this.endpointsApi === 'endpoints' ? make('Endpoints', '/api/v1/endpoints') : make('EndpointSlice', '/apis/discovery.k8s.io/v1/endpointslices'),
     ];
-    const watching = ['Services (all namespaces)', this.endpointsApi === 'endpoints' ? 'Endpoints core/v1 (all namespaces)' : 'EndpointSlices discovery.k8s.io/v1 (all namespaces)'];
     if (this.o.configMap) {
-      const ns = this.o.configMapNamespace ?? 'kube-system';
-      this.reflectors.push(make('ConfigMap', `/api/v1/namespaces/${encodeURIComponent(ns)}/configmaps`, `metadata.name=${this.o.configMap}`));
-      watching.push(`ConfigMap ${ns}/${this.o.configMap}`);
+      this.reflectors.push(make('ConfigMap', `/api/v1/namespaces/${encodeURIComponent(this.configMapNamespace)}/configmaps`, `metadata.name=${this.o.configMap}`));
     }
-    if (this.nodesWanted) {
-      this.reflectors.push(make('Node', '/api/v1/nodes'));
-      watching.push('Nodes (federations)');
-    }
+    if (this.nodesWanted) this.reflectors.push(make('Node', '/api/v1/nodes'));
     this.makeReflector = make;
-    this.log.info('connecting to the Kubernetes API', { server: client.server, identity: client.identity, watching: watching.join(', '), silentWatchMs: common.silentWatchMs });
+    this.log.info('connecting to the Kubernetes API', { server: client.server, identity: client.identity, watching: this.watched().join(', '), silentWatchMs: common.silentWatchMs });
     for (const r of this.reflectors) r.start();
   }
 
