@@ -80,7 +80,7 @@ export interface DnsServerOptions {
    * Called before a reply from the cache goes out (the handler never sees those queries), with the
    * query and where its question name ends. For logging; what it throws is reported as handlerError.
    */
-  onCacheHit?: (req: Uint8Array, nameEnd: number, remoteAddress: string) => void;
+  onCacheHit?: (req: Buffer, nameEnd: number, remoteAddress: string) => void;
   tcpIdleTimeoutMs?: number;
   maxTcpConnections?: number;
   maxTcpPipelined?: number;
@@ -221,7 +221,7 @@ export class DnsServer {
     }
   }
 
-  private cacheHitSeen(req: Uint8Array, nameEnd: number, address: string): void {
+  private cacheHitSeen(req: Buffer, nameEnd: number, address: string): void {
     try {
       this.onCacheHit!(req, nameEnd, address);
     } catch (err) {

@@ -77,8 +77,8 @@ export class CachingHandler {
   }
 
   /** For the DnsServers' onCacheHit with --log-queries: the line a handled query would get. */
-  readonly logHit = (req: Uint8Array, nameEnd: number, remoteAddress: string): void => {
-    const name = canonicalName(readName(Buffer.from(req.buffer, req.byteOffset, req.length), { pos: 12 }, nameEnd));
+  readonly logHit = (req: Buffer, nameEnd: number, remoteAddress: string): void => {
+    const name = canonicalName(readName(req, { pos: 12 }, nameEnd));
     this.log.info('query', { name, type: u16(req, nameEnd), from: 'cache', client: remoteAddress });
   };
 
