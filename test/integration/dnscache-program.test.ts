@@ -284,3 +284,25 @@ t.test('garbage datagrams and a cut-off query: counted in the SIGUSR1 statistics
   t.same([m[2], m[3]], ['3', '1'], 'three malformed (short, cut name, QDCOUNT), one dropped (QR=1)');
   t.equal(m[1], '6', 'received: the four datagrams and both digs');
 });
+
+t.test('a miss is relayed as the asker sent it: same question case, same OPT and options, only the ID is the forwarder\'s', async (t) => {
+  // OPT: root owner, udp 1232, DO, and an 8-byte COOKIE option (code 10).
+  const OPT = Buffer.from([0, 0, 41, 0x04, 0xd0, 0, 0, 0x80, 0, 0, 12, 0, 10, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8]);
+  const received: Buffer[] = [];
+  const u = await udpUpstream(t, (msg, _rinfo, send) => {
+    received.push(msg);
+    // Answered without the OPT (dns2 does not read it): the relay is what is under test.
+    const plain = Buffer.from(msg.subarray(0, msg.length - OPT.length));
+    plain.writeUInt16BE(0, 10);
+    send(makeAnswer(plain, { addresses: ['192.0.2.9'] }));
+  });
+  const { port } = await dnscache(t, [`--server=127.0.0.1#${u.port}`]);
+  const client = await udpClient(t);
+  const message = Buffer.concat([makeQuery('WwW.ExAmPlE.cOm', 0x4242), OPT]);
+  message.writeUInt16BE(1, 10); // ARCOUNT
+  client.send(Buffer.concat([message, Buffer.from([0xde, 0xad])]), port); // trailing bytes are not part of it
+  const reply = readAnswer(await client.next());
+  t.same([reply.id, reply.addresses], [0x4242, ['192.0.2.9']]);
+  t.equal(received.length, 1);
+  t.same(received[0].subarray(2), message.subarray(2), 'the message bytes after the ID, trailing bytes left off');
+});
