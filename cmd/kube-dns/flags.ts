@@ -1,6 +1,7 @@
 // kube-dns's flags: the original's names and defaults (kubernetes/dns cmd/kube-dns options.go), plus ours.
 
 import { defineFlags, klogFlags } from '../../pkg/flags/flags.ts';
+import { parseByteSize } from '../../pkg/flags/bytes.ts';
 
 const label = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -32,5 +33,11 @@ export const kubeDnsFlags = defineFlags({
   'cluster-file': { type: 'string', default: '', help: 'read cluster objects from this YAML/JSON file (kubectl get -o yaml) instead of the API; watched' },
   ttl: { type: 'int', default: 30, help: 'TTL of the records kube-dns serves', validate: (v) => (v >= 0 && v <= 3600 ? undefined : 'must be 0-3600') },
   'pod-records': { type: 'string', default: 'insecure', help: 'pod A records <a-b-c-d>.<ns>.pod.<zone>: insecure|disabled', validate: (v) => (v === 'insecure' || v === 'disabled' ? undefined : 'must be insecure or disabled') },
+  'cache-bytes': {
+    type: 'string',
+    default: '16Mi',
+    help: 'memory the pre-encoded answers may take (bytes, or with Ki, Mi, Gi); 0 keeps none',
+    validate: (v) => (parseByteSize(v) === undefined ? 'must be a size: bytes, or a number with Ki, Mi, Gi, k, M or G' : undefined),
+  },
   ...klogFlags,
 });

@@ -8,6 +8,7 @@ import { stopOnSignals } from '../../pkg/signals/shutdown.ts';
 import { FileSource } from '../../pkg/source/file.ts';
 import { KubernetesSource } from '../../pkg/source/kubernetes.ts';
 import { parseFederations } from '../../pkg/config/config.ts';
+import { parseByteSize } from '../../pkg/flags/bytes.ts';
 import { kubeDnsFlags } from './flags.ts';
 import { VERSION } from '../../pkg/kubedns/version.ts';
 
@@ -68,6 +69,7 @@ const running = await runKubeDns({
   federations,
   initialSyncTimeoutMs: f['initial-sync-timeout'],
   source,
+  answerCacheBytes: parseByteSize(f['cache-bytes'])!,
   version: VERSION,
 }).catch((err: Error) => {
   log.error('cannot start', { error: err.message });

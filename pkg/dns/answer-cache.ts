@@ -1,12 +1,14 @@
-// Pre-encoded answers keyed by the lowercased question bytes (plus DO and CD). An entry stored with
-// a lifetime expires after it, and the server reduces its records' TTLs by the whole seconds it has
-// been kept; one stored without lives until clear() or the LRU pushes it out. A generation number
-// lets a handler that started before clear() avoid storing what it computed from old data.
+// Pre-encoded answers keyed by the lowercased question bytes (plus DO and CD), bounded by the bytes
+// they take (an estimate of each entry's whole footprint, see README "Memory"), and optionally by a
+// count. An entry stored with a lifetime expires after it, and the server reduces its records' TTLs
+// by the whole seconds it has been kept; one stored without lives until clear() or the LRU pushes it
+// out. A generation number lets a handler that started before clear() avoid storing what it computed
+// from old data.
 
 import { LRUCache } from 'lru-cache';
 import { coarseSeconds } from './clock.ts';
 import type { Clock } from './clock.ts';
-import { recordTtlOffsets } from './template.ts';
+import { NEVER_EXPIRES, recordTtlOffsets } from './template.ts';
 import type { Template } from './template.ts';
 
 export interface AnswerCacheStats {
@@ -20,84 +22,104 @@ export interface AnswerCacheStats {
   expired: number;
 }
 
-interface Entry {
-  template: Template;
-  /** Clock seconds when stored. */
-  storedAt: number;
-  /** Clock seconds from which the entry is gone; NEVER without a lifetime. */
-  expiresAt: number;
+export interface AnswerCacheOptions {
+  /** What the entries may take, in bytes (entryBytes of each); 0 = hold nothing. */
+  maxBytes: number;
+  /** At most this many entries too (dnsmasq's --cache-size); default: only the bytes bound. */
+  maxEntries?: number;
+  /** Whole seconds (a test may step it); default coarseSeconds. */
+  clock?: Clock;
 }
 
-const NEVER = Number.POSITIVE_INFINITY;
+/**
+ * What an entry is taken to cost beyond its strings' characters and its offset tables: the template
+ * object (13 fields), the two string headers, and lru-cache's slots (Map entry, key/value/size
+ * arrays, links). Measured with 100,000 entries on Node 24 (README, "Memory").
+ */
+export const ENTRY_OVERHEAD = 280;
+
+/** The bytes an entry of `key` → `t` is counted as. */
+export function entryBytes(key: string, t: Template): number {
+  const tables = (t.ttlOffsets?.length ?? 0) + (t.answerEnds?.length ?? 0) + (t.pointers?.length ?? 0);
+  return ENTRY_OVERHEAD + key.length + t.bytes.length + (t.opt?.length ?? 0) + 2 * tables;
+}
+
 // lru-cache's get() takes an options object and writes to it; passing one of ours saves
 // allocating a default one per hit.
-const getOptions: LRUCache.GetOptions<string, Entry, unknown> = {};
+const getOptions: LRUCache.GetOptions<string, Template, unknown> = {};
 
 export class AnswerCache {
   readonly stats: AnswerCacheStats = { hits: 0, insertions: 0, evictions: 0, expired: 0 };
-  /** The entries it can hold; 0 = it holds none. */
-  readonly max: number;
+  readonly maxBytes: number;
+  /** 0 = no count bound. */
+  readonly maxEntries: number;
   /** Bumped by clear(); compare before storing an answer computed asynchronously. */
   generation = 0;
   /** Set by get(): whole seconds the entry it returned has been kept (0 for one without a lifetime). */
   age = 0;
-  private readonly lru: LRUCache<string, Entry> | null;
+  private readonly lru: LRUCache<string, Template> | null;
   private readonly clock: Clock;
 
-  /** `clock` gives whole seconds (a test may step it); default: coarseSeconds. */
-  constructor(max: number, clock: Clock = coarseSeconds) {
-    this.max = max > 0 ? max : 0;
-    this.clock = clock;
-    this.lru =
-      this.max > 0
-        ? new LRUCache<string, Entry>({
-            max: this.max,
-            dispose: (entry, _key, reason) => {
-              // Only live entries count; the clock is not read for entries without a lifetime.
-              if (reason === 'evict' && (entry.expiresAt === NEVER || entry.expiresAt > this.clock())) this.stats.evictions++;
-            },
-          })
-        : null;
+  constructor(o: AnswerCacheOptions) {
+    this.maxBytes = o.maxBytes > 0 ? Math.floor(o.maxBytes) : 0;
+    this.maxEntries = o.maxEntries !== undefined && o.maxEntries > 0 ? Math.floor(o.maxEntries) : 0;
+    this.clock = o.clock ?? coarseSeconds;
+    const holdsNothing = this.maxBytes === 0 || (o.maxEntries !== undefined && this.maxEntries === 0);
+    this.lru = holdsNothing
+      ? null
+      : new LRUCache<string, Template>({
+          maxSize: this.maxBytes,
+          ...(this.maxEntries > 0 ? { max: this.maxEntries } : {}),
+          sizeCalculation: (t, key) => entryBytes(key, t),
+          dispose: (t, _key, reason) => {
+            // Only live entries count; the clock is not read for entries without a lifetime.
+            if (reason === 'evict' && (t.expiresAt === NEVER_EXPIRES || t.expiresAt > this.clock())) this.stats.evictions++;
+          },
+        });
   }
 
   /** The entry for `key`, or undefined. An expired entry is deleted and reads as undefined. */
   get(key: string): Template | undefined {
     if (this.lru === null) return undefined;
-    const entry = this.lru.get(key, getOptions);
-    if (entry === undefined) return undefined;
+    const t = this.lru.get(key, getOptions);
+    if (t === undefined) return undefined;
     let age = 0;
-    if (entry.expiresAt !== NEVER) {
+    if (t.expiresAt !== NEVER_EXPIRES) {
       const now = this.clock();
-      if (now >= entry.expiresAt) {
+      if (now >= t.expiresAt) {
         this.lru.delete(key);
         this.stats.expired++;
         return undefined;
       }
-      age = now - entry.storedAt;
+      age = now - t.storedAt;
     }
     this.age = age;
     this.stats.hits++;
-    return entry.template;
+    return t;
+  }
+
+  /** An entry without a lifetime, looked up without counting a hit (the server's shared templates). */
+  peek(key: string): Template | undefined {
+    return this.lru?.get(key, getOptions);
   }
 
   /**
    * Stores `t` unless the cache was cleared since `generation` was read. With `ttl` (seconds;
    * fractions dropped), the entry expires after it and its records' TTLs are served reduced by its
-   * age; a ttl under 1 is not stored.
+   * age; a ttl under 1 is not stored. A template is stored under one key only.
    */
   set(key: string, t: Template, generation: number, ttl?: number): void {
     if (this.lru === null || generation !== this.generation) return;
-    let storedAt = 0;
-    let expiresAt = NEVER;
     if (ttl !== undefined) {
       const seconds = Math.floor(ttl);
       if (!(seconds >= 1)) return;
       if (t.ttlOffsets === null) t.ttlOffsets = recordTtlOffsets(t);
-      storedAt = this.clock();
-      expiresAt = storedAt + seconds;
+      t.storedAt = this.clock();
+      t.expiresAt = t.storedAt + seconds;
     }
-    this.lru.set(key, { template: t, storedAt, expiresAt });
-    this.stats.insertions++;
+    this.lru.set(key, t);
+    // An entry bigger than the whole budget is not stored.
+    if (this.lru.has(key)) this.stats.insertions++;
   }
 
   clear(): void {
@@ -107,5 +129,10 @@ export class AnswerCache {
 
   get size(): number {
     return this.lru?.size ?? 0;
+  }
+
+  /** What the entries are counted as taking, in bytes (at most maxBytes). */
+  get bytes(): number {
+    return this.lru?.calculatedSize ?? 0;
   }
 }

@@ -13,7 +13,7 @@ import { parseMessage } from './parse.ts';
 import { QUESTION_KEY_MAX, readOpt, readQuestion, readStatusReason } from './question.ts';
 import type { OptView } from './question.ts';
 import type { Responder, Transport } from './responder.ts';
-import { errorReply, render, renderState, sameQuestionName, templateFromEncoded, templateFromWire } from './template.ts';
+import { errorReply, render, renderState, sameQuestionName, sharedTemplate, suffixStart, templateFromEncoded, templateFromWire } from './template.ts';
 import type { Template } from './template.ts';
 import { AnswerCache } from './answer-cache.ts';
 import { guardObserver } from './observer.ts';
@@ -60,6 +60,15 @@ export interface Answer {
    * invalidate() or the LRU pushes it out.
    */
   ttl?: number;
+  /**
+   * The answer is the same for every name below this one, with the same rcode: a negative answer
+   * whose only records are its zone's (the SOA), never the question name's. The server then keeps
+   * one template for all of those names instead of an entry per name (a flood of random names costs
+   * no memory), encoded once for this name and patched per asker. Only for a `message` answer with
+   * no answer or additional records; `cacheable` is then moot. A question not below it is answered
+   * as if it were not set.
+   */
+  below?: string;
 }
 
 /** null = drop the query silently. */
@@ -72,9 +81,9 @@ export interface DnsServerOptions {
   /** 0 = one free port, the same number for UDP and TCP. */
   port: number;
   observer?: ServerObserver;
-  /** Pre-encoded answers kept (LRU). Default 100_000; 0 disables the cache. */
-  answerCacheSize?: number;
-  /** A cache to use instead of one of its own (e.g. one shared by several servers); answerCacheSize is then ignored. */
+  /** Bytes the pre-encoded answers may take (LRU; AnswerCache's entryBytes). Default 16 MiB; 0 disables the cache. */
+  answerCacheBytes?: number;
+  /** A cache to use instead of one of its own (e.g. one shared by several servers); answerCacheBytes is then ignored. */
   answerCache?: AnswerCache;
   /**
    * Called before a reply from the cache goes out (the handler never sees those queries), with the
@@ -103,6 +112,13 @@ const TCP_MAX_SIZE = 65535;
 /** The last byte of a cache key. */
 const KEY_DO = 1;
 const KEY_CD = 2;
+/** The answer cache's default budget. */
+export const DEFAULT_ANSWER_CACHE_BYTES = 16 * 1024 * 1024;
+/**
+ * Shared templates (Answer.below) live in the answer cache under keys no question can have: a
+ * question key starts with a label length (at most 63) or the root's 0.
+ */
+const SHARED_KEY = '\xff';
 /** Tries to find a port free for both UDP and TCP when asked for port 0. */
 const PORT_ATTEMPTS = 20;
 
@@ -137,13 +153,13 @@ export class DnsServer {
     this.opts = {
       address: options.address,
       port: options.port,
-      answerCacheSize: options.answerCacheSize ?? 100_000,
+      answerCacheBytes: options.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES,
       tcpIdleTimeoutMs: options.tcpIdleTimeoutMs ?? 10_000,
       maxTcpConnections: options.maxTcpConnections ?? 1_000,
       maxTcpPipelined: options.maxTcpPipelined ?? 100,
       udpRecvBufferSize: options.udpRecvBufferSize ?? 4 * 1024 * 1024,
     };
-    this.cache = options.answerCache ?? new AnswerCache(this.opts.answerCacheSize);
+    this.cache = options.answerCache ?? new AnswerCache({ maxBytes: this.opts.answerCacheBytes });
     this.onCacheHit = options.onCacheHit;
   }
 
@@ -338,13 +354,16 @@ export class DnsServer {
         this.drop('handler');
         return via.skip();
       }
-      let t: Template;
+      let t: Template | null = null;
       try {
-        t = this.template(answer, question, req, qEnd, optDo !== null);
+        if (answer.below !== undefined) t = this.shared(answer, question, req, qEnd - 4, generation);
+        if (t === null) {
+          t = this.template(answer, question, req, qEnd, optDo !== null);
+          if (answer.cacheable === true) this.cache.set(cacheKey, t, generation, answer.ttl);
+        }
       } catch (err) {
         return this.handlerFailed(err, req, qEnd, optDo, address, port, via, started);
       }
-      if (answer.cacheable === true) this.cache.set(cacheKey, t, generation, answer.ttl);
       this.reply(t, req, qEnd - 4, optDo, limit, address, port, via, started, false, 0);
     };
     let result: Answer | null | Promise<Answer | null>;
@@ -396,6 +415,25 @@ export class DnsServer {
       TCP_MAX_SIZE,
     );
     return templateFromEncoded(enc, qEnd, rcode);
+  }
+
+  /**
+   * The template every name below `answer.below` shares (made on first use); null when the asked name
+   * is not below it or the answer cannot be shared (then it is answered as an ordinary one).
+   */
+  private shared(answer: Answer, question: Question, req: Buffer, nameEnd: number, generation: number): Template | null {
+    const m = answer.message;
+    if (m === undefined || m.rcode > 15) return null;
+    const below = canonicalName(answer.below!);
+    // The suffix's wire length: plain labels (a zone name) take their text plus a length byte each.
+    if (suffixStart(req, nameEnd, below === '' ? 1 : below.length + 2) < 0) return null;
+    const key = `${SHARED_KEY}${m.rcode}|${below}`;
+    const known = this.cache.peek(key);
+    if (known !== undefined) return known;
+    const enc = encodeMessage({ ...m, id: 0, qr: true, opcode: 0, rd: false, cd: false, questions: [{ name: below, type: question.type, class: question.class }], edns: null }, TCP_MAX_SIZE);
+    const t = sharedTemplate(enc, HEADER_SIZE + (below === '' ? 1 : below.length + 2) + 4, m.rcode);
+    if (t !== null) this.cache.set(key, t, generation);
+    return t;
   }
 
   private handlerFailed(

@@ -3,15 +3,19 @@
 // the request had one, cut it down to the request's size limit, and for an entry kept with a
 // lifetime, take its age off every record's TTL.
 
-import { HEADER_SIZE, Type } from './constants.ts';
+import { HEADER_SIZE, Type, UDP_MIN_SIZE } from './constants.ts';
 import type { EncodedMessage } from './encode.ts';
 import { DnsParseError } from './errors.ts';
-import { NAME_BAD_LABEL, readTtl, sameNameBytes, skipName as walkName, writeTtl } from './walk.ts';
+import { NAME_BAD_LABEL, readTtl, skipName as walkName, writeTtl } from './walk.ts';
 import { B2_RD, B2_TC, B3_CD, OFF_ANCOUNT, OFF_ARCOUNT, OFF_NSCOUNT, setU16, u16 } from './header.ts';
 
 export interface Template {
-  /** Header, question, answers, authorities, additional records: no OPT. */
-  bytes: Buffer;
+  /**
+   * Header, question, answers, authorities, additional records: no OPT. Kept as a latin1 string
+   * (one byte per char): a cached answer is then one heap string, where a Buffer would be a ~100-byte
+   * view pinning a shared 8 KiB pool slab (see README, "Memory").
+   */
+  bytes: string;
   /** End of the question name (where QTYPE starts); 0 when the name must not be patched. */
   nameEnd: number;
   questionEnd: number;
@@ -21,31 +25,70 @@ export interface Template {
   arcount: number;
   /** Full rcode; its upper bits go into the OPT. */
   rcode: number;
-  /** A relayed answer's own OPT record, used instead of ours when the request had EDNS. */
-  opt: Buffer | null;
+  /** A relayed answer's own OPT record (latin1), used instead of ours when the request had EDNS. */
+  opt: string | null;
+  // The offset tables below hold one offset per char (a UTF-16 code unit; a template is at most
+  // 65535 bytes): 2 bytes an offset, where a small Uint32Array costs ~220 bytes of objects.
   /**
    * Where each record's TTL sits in `bytes`, ascending; set (by recordTtlOffsets) only for answers
    * cached with a lifetime, whose TTLs are served reduced by their age.
    */
-  ttlOffsets: Uint32Array | null;
+  ttlOffsets: string | null;
+  /**
+   * Where each answer record ends, for a template that may not fit a UDP reply: the reply then keeps
+   * as many whole answers as fit, with TC. null for one that always fits.
+   */
+  answerEnds: string | null;
+  /**
+   * For a template shared by every name below its question name (see sharedTemplate): where its
+   * compression pointers sit. Each is moved by the bytes the asker's longer name adds. null otherwise.
+   */
+  pointers: string | null;
+  /** AnswerCache's bookkeeping, on the template to save an object per entry: clock seconds when stored, */
+  storedAt: number;
+  /** and from which the entry is gone (NEVER_EXPIRES without a lifetime). */
+  expiresAt: number;
 }
+
+export const NEVER_EXPIRES = -1;
 
 /** The UDP payload size we advertise in OPT. */
 const OUR_UDP_SIZE = 4096;
 const OPT_SIZE = 11;
 
-export function templateFromEncoded(enc: EncodedMessage, questionEnd: number, rcode: number): Template {
+function makeTemplate(
+  b: Uint8Array,
+  end: number,
+  nameEnd: number,
+  questionEnd: number,
+  answerEnd: number,
+  authorityEnd: number,
+  arcount: number,
+  rcode: number,
+  opt: string | null,
+): Template {
+  // Only a template that may not fit the smallest UDP reply needs its answers' ends.
+  const answerEnds = end + (opt !== null ? opt.length : OPT_SIZE) > UDP_MIN_SIZE ? recordEnds(b, questionEnd, u16(b, OFF_ANCOUNT)) : null;
   return {
-    bytes: enc.bytes,
-    nameEnd: questionEnd - 4,
+    bytes: latin1(b, 0, end),
+    nameEnd,
     questionEnd,
-    answerEnd: enc.answerEnd,
-    authorityEnd: enc.authorityEnd,
-    arcount: u16(enc.bytes, OFF_ARCOUNT),
+    answerEnd,
+    authorityEnd,
+    arcount,
     rcode,
-    opt: null,
+    opt,
     ttlOffsets: null,
+    answerEnds,
+    pointers: null,
+    storedAt: 0,
+    expiresAt: NEVER_EXPIRES,
   };
+}
+
+export function templateFromEncoded(enc: EncodedMessage, questionEnd: number, rcode: number): Template {
+  const b = enc.bytes;
+  return makeTemplate(b, b.length, questionEnd - 4, questionEnd, enc.answerEnd, enc.authorityEnd, u16(b, OFF_ARCOUNT), rcode, null);
 }
 
 // walk.ts's skipName, failing with the parse error a relayed answer deserves.
@@ -62,6 +105,20 @@ function skipRecord(buf: Uint8Array, p: number): number {
   const end = p + 10 + u16(buf, p + 8);
   if (end > buf.length) throw new DnsParseError('DNS_ERR_SHORT', 'RDATA runs past the end', p);
   return end;
+}
+
+/** Where each of `count` records from `p` ends. */
+function recordEnds(buf: Uint8Array, p: number, count: number): string {
+  const ends: number[] = [];
+  for (let i = 0; i < count; i++) ends.push((p = skipRecord(buf, p)));
+  return offsetTable(ends);
+}
+
+/** Offsets (each below 65536) as one char each. */
+function offsetTable(offsets: number[]): string {
+  let s = '';
+  for (const o of offsets) s += String.fromCharCode(o);
+  return s;
 }
 
 /**
@@ -87,7 +144,7 @@ export function templateFromWire(wire: Uint8Array): Template {
   const authorityEnd = p;
   const arTotal = u16(wire, OFF_ARCOUNT);
   let arcount = 0;
-  let opt: Buffer | null = null;
+  let opt: string | null = null;
   let extRcode = 0;
   let end = p;
   for (let i = 0; i < arTotal; i++) {
@@ -97,7 +154,7 @@ export function templateFromWire(wire: Uint8Array): Template {
     if (u16(wire, typeAt) === Type.OPT) {
       // render() patches the DO bit at a fixed offset, which needs the root owner OPT must have.
       if (typeAt !== start + 1) throw new DnsParseError('DNS_ERR_OPT', 'OPT owner is not the root', start);
-      opt = Buffer.from(wire.subarray(start, p));
+      opt = latin1(wire, start, p);
       extRcode = wire[typeAt + 4];
       break;
     }
@@ -105,50 +162,111 @@ export function templateFromWire(wire: Uint8Array): Template {
     end = p;
   }
   if (opt === null) end = p;
-  const bytes = Buffer.from(wire.subarray(0, end));
-  setU16(bytes, OFF_ARCOUNT, arcount);
   // A pointer in the question name means its bytes are not the asker's: never patch it.
-  if (nameEnd > 0 && (bytes[nameEnd - 2] & 0xc0) === 0xc0) nameEnd = 0;
-  return {
-    bytes,
-    nameEnd: nameEnd > 0 ? nameEnd : 0,
-    questionEnd,
-    answerEnd,
-    authorityEnd,
-    arcount,
-    rcode: (extRcode << 4) | (bytes[3] & 0xf),
-    opt,
-    ttlOffsets: null,
-  };
+  if (nameEnd > 0 && (wire[nameEnd - 2] & 0xc0) === 0xc0) nameEnd = 0;
+  const t = makeTemplate(wire, end, nameEnd, questionEnd, answerEnd, authorityEnd, arcount, (extRcode << 4) | (wire[3] & 0xf), opt);
+  // ARCOUNT without the OPT: patched in the string (the wire is the caller's).
+  if (arcount !== arTotal) t.bytes = t.bytes.slice(0, OFF_ARCOUNT) + String.fromCharCode(arcount >>> 8, arcount & 0xff) + t.bytes.slice(OFF_ARCOUNT + 2);
+  return t;
 }
 
 /** The offset of every record's TTL in `t.bytes` (which holds no OPT), in order. */
-export function recordTtlOffsets(t: Template): Uint32Array {
-  const b = t.bytes;
+export function recordTtlOffsets(t: Template): string {
+  const b = Buffer.from(t.bytes, 'latin1');
   const count = u16(b, OFF_ANCOUNT) + u16(b, OFF_NSCOUNT) + u16(b, OFF_ARCOUNT);
-  const out = new Uint32Array(count);
+  const out: number[] = [];
   let p = t.questionEnd;
   for (let i = 0; i < count; i++) {
-    out[i] = skipName(b, p) + 4;
+    out.push(skipName(b, p) + 4);
     p = skipRecord(b, p);
   }
-  return out;
+  return offsetTable(out);
 }
 
 /** True when the template's question name equals the request's, ignoring ASCII case. */
 export function sameQuestionName(t: Template, req: Uint8Array, reqNameEnd: number): boolean {
-  return t.nameEnd === reqNameEnd && sameNameBytes(t.bytes, req, HEADER_SIZE, reqNameEnd);
+  if (t.nameEnd !== reqNameEnd) return false;
+  const s = t.bytes;
+  for (let i = HEADER_SIZE; i < reqNameEnd; i++) if (!sameByte(s.charCodeAt(i), req[i])) return false;
+  return true;
 }
 
-/** Set by render(): whether the last reply had to be cut to header + question with TC. */
+/**
+ * A template for a question about `encodedFor` (its question name) that serves every name below it
+ * as well: the records must not mention the question name (e.g. a negative answer, whose only
+ * record is its zone's SOA) and must be our encoder's (it compresses names only in owners and in NS,
+ * CNAME, PTR, MX and SOA data). Answers and additional records make it unshareable: null.
+ */
+export function sharedTemplate(enc: EncodedMessage, questionEnd: number, rcode: number): Template | null {
+  const b = enc.bytes;
+  if (u16(b, OFF_ANCOUNT) !== 0 || u16(b, OFF_ARCOUNT) !== 0 || enc.truncated) return null;
+  const pointers: number[] = [];
+  let p = questionEnd;
+  for (let i = u16(b, OFF_NSCOUNT); i > 0; i--) {
+    p = namePointers(b, p, pointers);
+    const type = u16(b, p);
+    const rdata = p + 10;
+    p = rdata + u16(b, p + 8);
+    if (type === Type.NS || type === Type.CNAME || type === Type.PTR) namePointers(b, rdata, pointers);
+    else if (type === Type.MX) namePointers(b, rdata + 2, pointers);
+    else if (type === Type.SOA) namePointers(b, namePointers(b, rdata, pointers), pointers);
+  }
+  const t = templateFromEncoded(enc, questionEnd, rcode);
+  t.pointers = offsetTable(pointers);
+  return t;
+}
+
+/** Walks one of our encoder's names at `p`, noting where its pointer sits if it ends in one; returns the offset after it. */
+function namePointers(b: Uint8Array, p: number, out: number[]): number {
+  for (;;) {
+    const len = b[p];
+    if (len === 0) return p + 1;
+    if ((len & 0xc0) === 0xc0) {
+      out.push(p);
+      return p + 2;
+    }
+    p += len + 1;
+  }
+}
+
+/** Bytes as a latin1 string (one char per byte). */
+function latin1(b: Uint8Array, start: number, end: number): string {
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1', start, end);
+}
+
+/**
+ * Where the last `suffixLength` bytes of the request's question name start, when they begin at a
+ * label boundary (the name is below the suffix); -1 otherwise.
+ */
+export function suffixStart(req: Uint8Array, nameEnd: number, suffixLength: number): number {
+  const target = nameEnd - suffixLength;
+  let p = HEADER_SIZE;
+  while (p < target) p += req[p] + 1;
+  return p === target ? p : -1;
+}
+
+/** Two name bytes equal without ASCII case (a length byte is at most 63, below 'A'). */
+function sameByte(x: number, y: number): boolean {
+  if (x === y) return true;
+  if (x >= 0x41 && x <= 0x5a) x |= 0x20;
+  if (y >= 0x41 && y <= 0x5a) y |= 0x20;
+  return x === y;
+}
+
+/** Set by render(): whether the last reply had to be cut with TC. */
 export const renderState = { truncated: false };
 
 /**
  * Builds the reply to one request from a template. `reqNameEnd` is where the request's question
- * name ends (its bytes replace the template's when the lengths agree), `optDo` is the request's
- * DO bit or null when it sent no OPT, `limit` the largest reply allowed, `headroom` bytes are
- * left free at the front (2 for a TCP length prefix, filled in here). `age` seconds are taken off
- * every TTL at `t.ttlOffsets` (down to 0) in the records that fit.
+ * name ends (its bytes replace the template's when the lengths agree, or, for a shared template,
+ * when it is longer), `optDo` is the request's DO bit or null when it sent no OPT, `limit` the
+ * largest reply allowed, `headroom` bytes are left free at the front (2 for a TCP length prefix,
+ * filled in here). `age` seconds are taken off every TTL at `t.ttlOffsets` (down to 0) in the
+ * records that fit.
+ *
+ * Too big for `limit`: the additional records go first (no TC); if the authority records still do
+ * not fit, the reply keeps as many whole answers as fit and sets TC (RFC 2181 §9), as CoreDNS, the
+ * original kube-dns and dnsmasq do, so a client without TCP still gets addresses.
  */
 export function render(
   t: Template,
@@ -162,48 +280,71 @@ export function render(
   const withOpt = optDo !== null;
   const optLen = withOpt ? (t.opt !== null ? t.opt.length : OPT_SIZE) : 0;
   const src = t.bytes;
+  // A shared template's question is its suffix; the asker's name is `grow` bytes longer.
+  const shared = t.pointers !== null;
+  const grow = shared ? reqNameEnd - t.nameEnd : 0;
+  const room = limit - optLen - grow;
   let bodyEnd = src.length;
   let arcount = t.arcount;
+  let ancount = -1;
   let tc = false;
-  if (bodyEnd + optLen > limit) {
+  if (bodyEnd > room) {
     arcount = 0;
-    if (t.authorityEnd + optLen <= limit) bodyEnd = t.authorityEnd;
+    if (t.authorityEnd <= room) bodyEnd = t.authorityEnd;
     else {
-      bodyEnd = t.questionEnd;
       tc = true;
+      bodyEnd = t.questionEnd;
+      ancount = 0;
+      const ends = t.answerEnds;
+      if (ends !== null) {
+        while (ancount < ends.length && ends.charCodeAt(ancount) <= room) bodyEnd = ends.charCodeAt(ancount++);
+      }
     }
   }
-  const size = bodyEnd + optLen;
+  const size = bodyEnd + grow + optLen;
   const out = Buffer.allocUnsafe(headroom + size);
-  if (headroom === 2) setU16(out, 0, size);
-  src.copy(out, headroom, 0, bodyEnd);
   const h = headroom;
+  if (h === 2) setU16(out, 0, size);
+  if (!shared) out.write(src, h, bodyEnd, 'latin1');
+  else {
+    // Header, the asker's whole question, then the records, every pointer moved past the longer name.
+    out.write(src, h, HEADER_SIZE, 'latin1');
+    for (let i = HEADER_SIZE; i < reqNameEnd + 4; i++) out[h + i] = req[i];
+    out.write(src.slice(t.questionEnd, bodyEnd), h + t.questionEnd + grow, 'latin1');
+    const ptrs = t.pointers!;
+    for (let i = 0; grow > 0 && i < ptrs.length; i++) {
+      const at = h + ptrs.charCodeAt(i) + grow;
+      if (at >= h + bodyEnd + grow) break;
+      setU16(out, at, 0xc000 | ((u16(out, at) & 0x3fff) + grow));
+    }
+  }
   out[h] = req[0];
   out[h + 1] = req[1];
   out[h + 2] = (out[h + 2] & ~B2_RD) | (req[2] & B2_RD);
   out[h + 3] = (out[h + 3] & ~B3_CD) | (req[3] & B3_CD);
   if (tc) {
     out[h + 2] |= B2_TC;
-    out.fill(0, h + OFF_ANCOUNT, h + OFF_ARCOUNT);
+    setU16(out, h + OFF_ANCOUNT, ancount);
+    setU16(out, h + OFF_NSCOUNT, 0);
   }
   setU16(out, h + OFF_ARCOUNT, arcount + (withOpt ? 1 : 0));
-  if (t.nameEnd > HEADER_SIZE && t.nameEnd === reqNameEnd) {
+  if (!shared && t.nameEnd > HEADER_SIZE && t.nameEnd === reqNameEnd) {
     // A loop, not set(subarray()): the view would be one more allocation per reply.
     for (let i = HEADER_SIZE; i < reqNameEnd; i++) out[h + i] = req[i];
   }
   const ttls = t.ttlOffsets;
   if (age > 0 && ttls !== null) {
     for (let i = 0; i < ttls.length; i++) {
-      const at = ttls[i];
+      const at = ttls.charCodeAt(i);
       if (at >= bodyEnd) break; // cut off with the rest of the section
-      const ttl = readTtl(src, at);
+      const ttl = readTtl(out, h + at);
       writeTtl(out, h + at, ttl > age ? ttl - age : 0);
     }
   }
   if (withOpt) {
-    const o = h + bodyEnd;
+    const o = h + bodyEnd + grow;
     if (t.opt !== null) {
-      t.opt.copy(out, o);
+      out.write(t.opt, o, 'latin1');
       out[o + 7] = (out[o + 7] & 0x7f) | (optDo ? 0x80 : 0); // the asker's DO, not the upstream's
     } else {
       writeOpt(out, o, t.rcode >>> 4, optDo);

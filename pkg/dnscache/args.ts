@@ -3,6 +3,7 @@
 // (dnsmasq-nanny, a manifest) learns at once that dnscache cannot honour it.
 
 import { ipVersion } from '../dns/ip.ts';
+import { parseByteSize } from '../flags/bytes.ts';
 import type { Upstream } from '../forward/forward.ts';
 
 export interface StubServer {
@@ -19,6 +20,8 @@ export interface DnscacheConfig {
   bindInterfaces: boolean;
   /** Entries; 0 disables the cache. dnsmasq's default is 150. */
   cacheSize: number;
+  /** --cache-bytes (ours): what the cached answers may take, whatever their count; 0 disables the cache. */
+  cacheBytes: number;
   noNegcache: boolean;
   /** Seconds a negative answer without an SOA is kept; 0 = not kept. */
   negTtl: number;
@@ -64,12 +67,21 @@ interface OptionSpec {
   apply(c: DnscacheConfig, value: string, name: string): void;
 }
 
+/** --cache-bytes unless given: a ceiling well above what --cache-size entries of ordinary answers take. */
+export const DEFAULT_CACHE_BYTES = 16 * 1024 * 1024;
+
 /** dnsmasq caps --min-cache-ttl at one hour (TTL_FLOOR_LIMIT). */
 const MIN_CACHE_TTL_LIMIT = 3600;
 
 function int(name: string, value: string, max = 0x7fffffff): number {
   if (!/^\d+$/.test(value) || Number(value) > max) throw new ArgsError(name, `bad value for --${name}: ${JSON.stringify(value)}`);
   return Number(value);
+}
+
+function byteSize(name: string, value: string): number {
+  const n = parseByteSize(value);
+  if (n === undefined) throw new ArgsError(name, `bad value for --${name}: ${JSON.stringify(value)} (bytes, or a number with Ki, Mi, Gi, k, M or G)`);
+  return n;
 }
 
 /** `1.2.3.4`, `1.2.3.4#53`, `::1#53`, `[::1]#53`. */
@@ -109,6 +121,7 @@ const options: Record<string, OptionSpec> = {
   'listen-address': { kind: 'value', apply: (c, v) => c.listenAddresses.push(...v.split(',')) },
   'bind-interfaces': { kind: 'flag', apply: (c) => (c.bindInterfaces = true) },
   'cache-size': { kind: 'value', apply: (c, v, n) => (c.cacheSize = int(n, v)) },
+  'cache-bytes': { kind: 'value', apply: (c, v, n) => (c.cacheBytes = byteSize(n, v)) },
   'no-negcache': { kind: 'flag', apply: (c) => (c.noNegcache = true) },
   'neg-ttl': { kind: 'value', apply: (c, v, n) => (c.negTtl = int(n, v)) },
   'min-cache-ttl': { kind: 'value', apply: (c, v, n) => (c.minCacheTtl = Math.min(int(n, v), MIN_CACHE_TTL_LIMIT)) },
@@ -150,6 +163,7 @@ export function defaultConfig(): DnscacheConfig {
     listenAddresses: [],
     bindInterfaces: false,
     cacheSize: 150,
+    cacheBytes: DEFAULT_CACHE_BYTES,
     noNegcache: false,
     negTtl: 0,
     minCacheTtl: 0,

@@ -17,7 +17,7 @@ import { inServerOrder, serversBindTexts } from './stats.ts';
 export interface RunningDnscache {
   /** The bound addresses and ports. */
   listening: { address: string; port: number }[];
-  /** The DnsServers' shared cache (--cache-size entries). */
+  /** The DnsServers' shared cache (--cache-size entries, --cache-bytes). */
   cache: AnswerCache;
   handler: CachingHandler;
   forwarder: Forwarder;
@@ -86,13 +86,13 @@ export async function runDnscache(c: DnscacheConfig, log: Logger): Promise<Runni
   };
   route();
   const policy: CachePolicy = {
-    size: c.cacheSize,
+    size: c.cacheBytes > 0 ? c.cacheSize : 0,
     noNegcache: c.noNegcache,
     negTtl: c.negTtl,
     minCacheTtl: c.minCacheTtl,
     maxCacheTtl: c.maxCacheTtl,
   };
-  const cache = new AnswerCache(c.cacheSize);
+  const cache = new AnswerCache({ maxEntries: c.cacheSize, maxBytes: c.cacheSize > 0 ? c.cacheBytes : 0 });
   const handler = new CachingHandler({
     cache,
     policy,
@@ -140,7 +140,7 @@ export async function runDnscache(c: DnscacheConfig, log: Logger): Promise<Runni
         wire.truncated += s.stats.truncated;
       }
       const { insertions, evictions, hits, misses } = handler.counters();
-      const counts = { cacheSize: c.cacheSize, entries: cache.size, insertions, evictions, hits, misses, expired: cache.stats.expired };
+      const counts = { cacheSize: c.cacheSize, entries: cache.size, bytes: cache.bytes, maxBytes: cache.maxBytes, insertions, evictions, hits, misses, expired: cache.stats.expired };
       log.info('statistics', { ...counts, ...handler.stats, ...wire });
       log.info('upstream statistics', { ...forwarder.stats, pending: forwarder.pending, ...loop?.stats });
       for (const s of inServerOrder(forwarder.serverStats(), order)) {

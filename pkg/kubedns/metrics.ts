@@ -4,6 +4,7 @@
 import client from 'prom-client';
 import { Type, rcodeName, typeName } from '../dns/constants.ts';
 import type { ServerObserver } from '../dns/server.ts';
+import type { AnswerCache } from '../dns/answer-cache.ts';
 import type { System } from './resolver.ts';
 import { FastHistogram } from './histogram.ts';
 import type { KubernetesSourceStatus } from '../source/kubernetes.ts';
@@ -39,6 +40,8 @@ export interface KubeDnsMetrics {
   setSourceReader(read: () => KubernetesSourceStatus): void;
   /** Seconds from a cluster change to the zone serving it. */
   programmed(seconds: number): void;
+  /** The DNS server's answer cache, read at scrape time (the kubedns_answer_cache_* metrics). */
+  setAnswerCacheReader(read: () => AnswerCache): void;
 }
 
 export function createKubeDnsMetrics(): KubeDnsMetrics {
@@ -194,6 +197,44 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
     registers: [registry],
   });
 
+  let readCache: (() => AnswerCache) | null = null;
+  const cacheBytes = new client.Gauge({
+    name: 'kubedns_answer_cache_bytes',
+    help: 'Memory the pre-encoded answers are counted as taking, against kubedns_answer_cache_max_bytes (--cache-bytes).',
+    registers: [registry],
+    collect() {
+      if (readCache) cacheBytes.set(readCache().bytes);
+    },
+  });
+  const cacheMaxBytes = new client.Gauge({
+    name: 'kubedns_answer_cache_max_bytes',
+    help: 'The answer cache budget (--cache-bytes).',
+    registers: [registry],
+    collect() {
+      if (readCache) cacheMaxBytes.set(readCache().maxBytes);
+    },
+  });
+  const cacheEntries = new client.Gauge({
+    name: 'kubedns_answer_cache_entries',
+    help: 'Pre-encoded answers held.',
+    registers: [registry],
+    collect() {
+      if (readCache) cacheEntries.set(readCache().size);
+    },
+  });
+  let flushedEvictions = 0;
+  const cacheEvictions = new client.Counter({
+    name: 'kubedns_answer_cache_evictions_total',
+    help: 'Pre-encoded answers pushed out to stay within --cache-bytes.',
+    registers: [registry],
+    collect() {
+      if (readCache === null) return;
+      const n = readCache().stats.evictions;
+      cacheEvictions.inc(n - flushedEvictions);
+      flushedEvictions = n;
+    },
+  });
+
   const addSystem = (system: System): void => {
     systems[SYSTEM_SLOT[system]]++;
   };
@@ -224,5 +265,8 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
       readSource = read;
     },
     programmed: (seconds) => programming.observe(seconds),
+    setAnswerCacheReader(read) {
+      readCache = read;
+    },
   };
 }

@@ -2,6 +2,7 @@
 // the DNS server, and the HTTP endpoints. cmd/kube-dns only turns flags into these options.
 
 import { hostname } from 'node:os';
+import { AnswerCache } from '../dns/answer-cache.ts';
 import { DnsServer } from '../dns/server.ts';
 import { ClusterStore } from '../cluster/store.ts';
 import type { ConfigMapInfo } from '../cluster/model.ts';
@@ -39,6 +40,8 @@ export interface KubeDnsOptions {
   federations?: ReadonlyMap<string, string>;
   initialSyncTimeoutMs: number;
   source: Source;
+  /** --cache-bytes: what the pre-encoded answers may take. */
+  answerCacheBytes: number;
   version: string;
 }
 
@@ -124,7 +127,9 @@ export async function runKubeDns(o: KubeDnsOptions): Promise<RunningKubeDns> {
     topology: () => store.topology(),
   };
   const resolver = new Resolver({ zone, federation, forwarder, isSynced: () => store.hasSynced, version: `kube-dns-ts ${o.version}`, hostname: hostname(), log: log.child('resolver'), onSystem: metrics.onSystem });
-  server = new DnsServer({ handler: resolver.handle, address: o.dnsBindAddress, port: o.dnsPort, observer: metrics.observer });
+  const answers = new AnswerCache({ maxBytes: o.answerCacheBytes });
+  metrics.setAnswerCacheReader(() => answers);
+  server = new DnsServer({ handler: resolver.handle, address: o.dnsBindAddress, port: o.dnsPort, observer: metrics.observer, answerCache: answers });
 
   if (o.configDir) {
     configWatcher = new ConfigDirWatcher(o.configDir, o.configPeriodMs, (cfg) => configure(cfg, `--config-dir ${o.configDir}`), log.child('config'));

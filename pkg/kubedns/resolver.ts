@@ -99,7 +99,11 @@ export class Resolver {
     const r = this.o.zone.lookup(q.qname, q.question.type);
     this.count('auth');
     const message = reply(r.rcode, { aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals });
-    if (r.chase === null) return { message, cacheable: true };
+    // NXDOMAIN and NODATA carry only the zone's SOA: one template for every such name, so a flood of
+    // made-up names costs no cache entry each.
+    if (r.answers.length === 0 && r.additionals.length === 0) return { message, below: this.o.zone.domain };
+    // Pod records answer any dashed address: a flood of them must not push real names out of the cache.
+    if (r.chase === null) return { message, cacheable: !r.synthesized };
     return this.chase(message, r.chase, q.question.type);
   }
 

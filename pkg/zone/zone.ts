@@ -29,6 +29,11 @@ export interface LookupResult {
   additionals: ResourceRecord[];
   /** A CNAME target outside the zone still to be resolved for the asked A/AAAA (ExternalName). */
   chase: string | null;
+  /**
+   * Made up from the name itself rather than held (pod records: any dashed IP answers), so there are
+   * as many such names as addresses: worth no cache entry, and cheap to make again.
+   */
+  synthesized: boolean;
 }
 
 /** A reverse-map entry: the address belongs to this service (as endpoint `host`, or as the service). */
@@ -150,7 +155,7 @@ export class Zone {
 
   /** Answers a question for a name inside the zone (see `contains`). */
   lookup(qname: string, qtype: number): LookupResult {
-    const result: LookupResult = { rcode: Rcode.NOERROR, aa: true, answers: [], authorities: [], additionals: [], chase: null };
+    const result: LookupResult = { rcode: Rcode.NOERROR, aa: true, answers: [], authorities: [], additionals: [], chase: null, synthesized: false };
     let name = qname;
     for (let hop = 0; hop <= MAX_CNAME_CHAIN; hop++) {
       const next = this.lookupOne(name, qtype, result);
@@ -171,6 +176,7 @@ export class Zone {
     const labels = this.relativeLabels(name);
     if (labels.at(-1) === 'pod' && this.podRecords === 'insecure') {
       result.rcode = podLookup(labels, name, qtype, this.ttl, result.answers);
+      result.synthesized = true;
       return null;
     }
     const { node, rest } = walk(this.root, labels);

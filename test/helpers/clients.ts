@@ -69,3 +69,20 @@ export async function tcpClient(t: Test, port: number): Promise<TcpClient> {
   });
   return { socket, next: box.next, messages: box.received, closed };
 }
+
+/**
+ * Sends `queries` over one UDP socket, at most `window` unanswered at a time, and returns the replies
+ * in arrival order. Bounded: it stops waiting `ms` after the last reply came.
+ */
+export async function askAll(t: Test, port: number, queries: readonly Uint8Array[], window = 100, ms = 3000): Promise<Buffer[]> {
+  const client = await udpClient(t);
+  const replies: Buffer[] = [];
+  let sent = 0;
+  while (replies.length < queries.length) {
+    while (sent < queries.length && sent - replies.length < window) client.send(queries[sent++], port);
+    const next = await Promise.race([client.next(), new Promise<null>((r) => setTimeout(r, ms, null))]);
+    if (next === null) break;
+    replies.push(next);
+  }
+  return replies;
+}

@@ -26,7 +26,7 @@ function ttlZone() {
 
 function stepped() {
   const clock = { now: 100 };
-  return { clock, cache: new AnswerCache(100, () => clock.now) };
+  return { clock, cache: new AnswerCache({ maxBytes: 1 << 20, clock: () => clock.now }) };
 }
 
 async function server(t: Test, opts: Omit<DnsServerOptions, 'address' | 'port'>) {

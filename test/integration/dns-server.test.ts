@@ -112,12 +112,18 @@ t.test('EDNS: OPT echoed with our size and the DO bit; none without EDNS', async
   t.equal(badvers.edns?.version, 0);
 });
 
-t.test('a big answer: TC over UDP without EDNS, dig retries over TCP and gets all 60', async (t) => {
+t.test('a big answer: as many whole records as fit with TC over UDP, dig retries over TCP and gets all 60', async (t) => {
   const { server, port } = await startServer(t, { handler: zone().handler });
+  // 512 bytes without EDNS: header + question (26) + 30 A records of 16 bytes (a pointer for the name).
   const tc = await dig(port, 'big.test', 'A', ['+noedns', '+ignore']);
   t.ok(tc.flags.includes('tc'));
-  t.same(tc.answer, []);
+  t.equal(tc.answer.length, 30, 'a client without TCP still gets addresses');
+  t.same(tc.answer.map((a) => a.data), Array.from({ length: 30 }, (_, i) => `10.1.0.${i}`), 'the first ones, in order');
   t.equal(server.stats.truncated, 1);
+  // A 600-byte EDNS buffer: what is left after header, question and OPT, in whole records.
+  const partial = await dig(port, 'big.test', 'A', ['+bufsize=600', '+ignore']);
+  t.ok(partial.flags.includes('tc'));
+  t.equal(partial.answer.length, Math.floor((600 - 26 - 11) / 16), 'EDNS size honoured, OPT counted');
   const retried = await dig(port, 'big.test', 'A', ['+noedns']);
   t.match(retried.raw, 'Truncated, retrying in TCP mode');
   t.equal(retried.answer.length, 60);
@@ -126,6 +132,7 @@ t.test('a big answer: TC over UDP without EDNS, dig retries over TCP and gets al
   t.notMatch(edns.raw, 'Truncated');
   t.equal(edns.answer.length, 60);
   t.equal(server.stats.cacheMisses, 1, 'one encoding served all the sizes');
+  t.equal(server.stats.truncated, 3, 'the two above and the retried query\'s UDP try');
 });
 
 t.test('too much glue: the additional section is cut, no TC', async (t) => {

@@ -13,7 +13,7 @@ import type { Dnsmasq } from '../helpers/dnsmasq.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startProgram } from '../helpers/process.ts';
 import type { Program } from '../helpers/process.ts';
-import { udpClient } from '../helpers/clients.ts';
+import { askAll, udpClient } from '../helpers/clients.ts';
 import { makeAnswer, makeQuery, readAnswer } from '../helpers/packets.ts';
 import { blackhole, udpUpstream } from '../helpers/upstreams.ts';
 
@@ -305,4 +305,23 @@ t.test('a miss is relayed as the asker sent it: same question case, same OPT and
   t.same([reply.id, reply.addresses], [0x4242, ['192.0.2.9']]);
   t.equal(received.length, 1);
   t.same(received[0].subarray(2), message.subarray(2), 'the message bytes after the ID, trailing bytes left off');
+});
+
+t.test('--cache-bytes bounds the cache whatever --cache-size allows; SIGUSR1 says what it holds', async (t) => {
+  const hosts = Array.from({ length: 40 }, (_, i) => `192.0.2.${i + 1} h${i}.example.com`);
+  const u = await upstream(t, hosts);
+  const { p, port } = await dnscache(t, [`--server=127.0.0.1#${u.port}`, '--cache-size=1000', '--cache-bytes=4Ki']);
+  const replies = await askAll(t, port, hosts.map((_, i) => makeQuery(`h${i}.example.com`, i + 1)));
+  t.same(
+    replies.map((r) => readAnswer(r)).sort((a, b) => a.id - b.id).map((r) => r.addresses[0]),
+    hosts.map((h) => h.split(' ')[0]),
+    'every name answered with its address',
+  );
+  p.child.kill('SIGUSR1');
+  const m = await p.waitFor(/statistics cacheSize=1000 entries=(\d+) bytes=(\d+) maxBytes=4096 insertions=(\d+) evictions=(\d+)/);
+  const [entries, bytes, insertions, evictions] = m.slice(1).map(Number);
+  t.ok(bytes <= 4096, 'within the budget');
+  t.ok(entries > 0 && entries < 40, 'fewer entries than names');
+  t.equal(insertions, 40);
+  t.equal(evictions, 40 - entries, 'the rest pushed out, counted');
 });

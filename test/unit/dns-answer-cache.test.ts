@@ -1,7 +1,7 @@
 // pkg/dns's AnswerCache with lifetimes, on a stepped clock: what a reply rendered from an entry
 // says (TTLs reduced by whole seconds kept), when an entry is gone, and what the counters count.
 import t from 'tap';
-import { AnswerCache } from '../../pkg/dns/answer-cache.ts';
+import { AnswerCache, entryBytes } from '../../pkg/dns/answer-cache.ts';
 import { coarseSeconds } from '../../pkg/dns/clock.ts';
 import { Class, Rcode, Type } from '../../pkg/dns/constants.ts';
 import { encodeMessage, parseMessage, readQuestion } from '../../pkg/dns/codec.ts';
@@ -44,7 +44,7 @@ const ttls = (m: Message | null) => (m === null ? null : [...m.answers, ...m.aut
 
 t.test('every record TTL is served reduced by the whole seconds kept; the entry ends at its lifetime', async (t) => {
   let now = 500;
-  const cache = new AnswerCache(10, () => now);
+  const cache = new AnswerCache({ maxEntries: 10, maxBytes: 1 << 20, clock: () => now });
   const req = request('web.example', false);
   cache.set('k', stored(), cache.generation, 40);
   t.same(ttls(serve(cache, 'k', req)), [100, 40, 90, 70], 'at once: as stored');
@@ -63,7 +63,7 @@ t.test('every record TTL is served reduced by the whole seconds kept; the entry 
 
 t.test('a TTL under the age is served as 0, not wrapped', async (t) => {
   let now = 0;
-  const cache = new AnswerCache(10, () => now);
+  const cache = new AnswerCache({ maxEntries: 10, maxBytes: 1 << 20, clock: () => now });
   cache.set('k', stored(), 0, 80); // a lifetime past the 40 s record (a handler's choice)
   now = 50;
   t.same(ttls(serve(cache, 'k', request('web.example', false))), [50, 0, 40, 20]);
@@ -71,7 +71,7 @@ t.test('a TTL under the age is served as 0, not wrapped', async (t) => {
 
 t.test('records cut for size are simply not there; TC keeps none', async (t) => {
   let now = 0;
-  const cache = new AnswerCache(10, () => now);
+  const cache = new AnswerCache({ maxEntries: 10, maxBytes: 1 << 20, clock: () => now });
   cache.set('k', stored(), 0, 40);
   now = 10;
   const req = request('web.example', false);
@@ -86,7 +86,7 @@ t.test('records cut for size are simply not there; TC keeps none', async (t) => 
 
 t.test('a relayed answer: its OPT is not a record with a TTL (the DO bit stays the asker\'s)', async (t) => {
   let now = 0;
-  const cache = new AnswerCache(10, () => now);
+  const cache = new AnswerCache({ maxEntries: 10, maxBytes: 1 << 20, clock: () => now });
   const m = answer();
   m.edns = { udpSize: 1232, version: 0, do: false, extendedRcode: 0, options: [{ code: 3, data: Buffer.from('ns1') }] };
   const tpl = templateFromWire(encodeMessage(m).bytes);
@@ -102,13 +102,13 @@ t.test('a relayed answer: its OPT is not a record with a TTL (the DO bit stays t
 
 t.test('recordTtlOffsets points at every TTL field', async (t) => {
   const tpl = stored();
-  const offsets = Array.from(recordTtlOffsets(tpl));
-  t.same(offsets.map((o) => tpl.bytes.readUInt32BE(o)), [100, 40, 90, 70]);
+  const offsets = Array.from(recordTtlOffsets(tpl), (c) => c.charCodeAt(0));
+  t.same(offsets.map((o) => Buffer.from(tpl.bytes, 'latin1').readUInt32BE(o)), [100, 40, 90, 70]);
 });
 
 t.test('without a lifetime an entry never expires and is served as stored', async (t) => {
   let now = 0;
-  const cache = new AnswerCache(10, () => now);
+  const cache = new AnswerCache({ maxEntries: 10, maxBytes: 1 << 20, clock: () => now });
   cache.set('k', stored(), 0);
   now = 1_000_000;
   t.same(ttls(serve(cache, 'k', request('web.example', false))), [100, 40, 90, 70]);
@@ -117,7 +117,7 @@ t.test('without a lifetime an entry never expires and is served as stored', asyn
 
 t.test('a lifetime under 1 second is not stored; fractions are dropped', async (t) => {
   let now = 0;
-  const cache = new AnswerCache(10, () => now);
+  const cache = new AnswerCache({ maxEntries: 10, maxBytes: 1 << 20, clock: () => now });
   cache.set('zero', stored(), 0, 0);
   cache.set('half', stored(), 0, 0.5);
   cache.set('nan', stored(), 0, Number.NaN);
@@ -130,7 +130,7 @@ t.test('a lifetime under 1 second is not stored; fractions are dropped', async (
 });
 
 t.test('an answer computed before clear() is not stored', async (t) => {
-  const cache = new AnswerCache(10, () => 0);
+  const cache = new AnswerCache({ maxEntries: 10, maxBytes: 1 << 20, clock: () => 0 });
   const generation = cache.generation;
   cache.clear();
   cache.set('k', stored(), generation, 40);
@@ -141,7 +141,7 @@ t.test('an answer computed before clear() is not stored', async (t) => {
 
 t.test('evictions count live entries pushed out for room, not expired ones; max 0 holds nothing', async (t) => {
   let now = 0;
-  const cache = new AnswerCache(2, () => now);
+  const cache = new AnswerCache({ maxEntries: 2, maxBytes: 1 << 20, clock: () => now });
   cache.set('a', stored(), 0, 100);
   cache.set('b', stored(), 0, 1);
   now = 5; // 'b' has expired: pushing it out is not an eviction
@@ -155,7 +155,7 @@ t.test('evictions count live entries pushed out for room, not expired ones; max 
   cache.clear();
   t.equal(cache.stats.evictions, 1, 'clear() is not an eviction');
 
-  const none = new AnswerCache(0, () => now);
+  const none = new AnswerCache({ maxEntries: 0, maxBytes: 1 << 20, clock: () => now });
   none.set('a', stored(), 0, 100);
   t.equal(none.get('a'), undefined);
   t.same(none.stats, { hits: 0, insertions: 0, evictions: 0, expired: 0 });
@@ -172,4 +172,28 @@ t.test('the default clock: whole seconds of the monotonic clock, moving at each 
     await midSecond();
     t.equal(coarseSeconds(), Math.floor(performance.now() / 1000));
   }
+});
+
+t.test('the cache is bounded by bytes: entryBytes of each entry, at most maxBytes in all', async (t) => {
+  const one = entryBytes('k00', stored());
+  t.ok(one > stored().bytes.length + 200, 'an entry is counted with its objects, not just its bytes');
+  const cache = new AnswerCache({ maxBytes: one * 20, clock: () => 0 });
+  for (let i = 0; i < 100; i++) cache.set(`k${String(i).padStart(2, '0')}`, stored(), 0);
+  t.equal(cache.size, 20);
+  t.ok(cache.bytes <= cache.maxBytes);
+  t.equal(cache.stats.evictions, 80, 'the oldest pushed out, counted');
+  t.ok(cache.get('k99'), 'the newest kept');
+  t.equal(cache.get('k00'), undefined);
+
+  const small = new AnswerCache({ maxBytes: one - 1, clock: () => 0 });
+  small.set('k00', stored(), 0);
+  t.equal(small.size, 0, 'an entry bigger than the whole budget is not kept');
+  t.equal(small.stats.insertions, 0);
+});
+
+t.test('a template kept in the cache holds no Buffer: its bytes are one string', async (t) => {
+  const tpl = templateFromWire(encodeMessage(answer()).bytes);
+  t.type(tpl.bytes, 'string');
+  t.equal(tpl.ttlOffsets, null);
+  t.equal(tpl.answerEnds, null, 'small enough for any UDP reply: no answer table');
 });

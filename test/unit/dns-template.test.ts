@@ -3,7 +3,8 @@ import { Class, Rcode, Type } from '../../pkg/dns/constants.ts';
 import { encodeMessage, parseMessage, readQuestion } from '../../pkg/dns/codec.ts';
 import { emptyMessage } from '../../pkg/dns/message.ts';
 import type { Message } from '../../pkg/dns/message.ts';
-import { errorReply, render, renderState, templateFromEncoded, templateFromWire } from '../../pkg/dns/template.ts';
+import { errorReply, render, renderState, sharedTemplate, suffixStart, templateFromEncoded, templateFromWire } from '../../pkg/dns/template.ts';
+import { Packet } from 'dns2';
 
 function request(name: string, opts: { id?: number; rd?: boolean; cd?: boolean; edns?: Message['edns'] } = {}): Buffer {
   const m = emptyMessage(opts.id ?? 0xbeef);
@@ -38,7 +39,7 @@ t.test('render patches ID, RD, CD and the asker\'s name case; answers echo it', 
   t.same(out.answers.map((a) => a.name), ['WeB.ExAmPlE', 'WeB.ExAmPlE', 'WeB.ExAmPlE']);
   t.equal(out.additionals.length, 2);
   t.equal(renderState.truncated, false);
-  t.equal(tpl.bytes.toString('latin1').includes('WeB'), false, 'the template itself is untouched');
+  t.equal(tpl.bytes.includes('WeB'), false, 'the template itself is untouched');
 });
 
 t.test('render appends our OPT (4096, DO copied) only when the request had one', async (t) => {
@@ -132,4 +133,63 @@ t.test('errorReply: FORMERR echoes the question, BADVERS carries an OPT', async 
   t.match(badvers, { rcode: Rcode.BADVERS, edns: { version: 0, do: true, udpSize: 4096, extendedRcode: 1 } });
   const tcp = errorReply(req, Rcode.NOTIMP, qEnd, null, 2);
   t.equal(tcp.readUInt16BE(0), tcp.length - 2);
+});
+
+/** A negative answer for `zone`'s apex question: the SOA only (what kube-dns hands over with `below`). */
+function negative(zone: string, rcode: number) {
+  const m = emptyMessage();
+  m.qr = true;
+  m.aa = true;
+  m.rcode = rcode;
+  m.questions.push({ name: zone, type: Type.A, class: Class.IN });
+  m.authorities.push({
+    name: zone, type: Type.SOA, class: Class.IN, ttl: 30,
+    data: { mname: `ns.dns.${zone}`, rname: `hostmaster.${zone}`, serial: 7, refresh: 7200, retry: 1800, expire: 86400, minimum: 30 },
+  });
+  const enc = encodeMessage(m);
+  return sharedTemplate(enc, 12 + zone.length + 2 + 4, rcode)!;
+}
+
+t.test('a shared template answers every name below its zone, pointers moved past the longer name', async (t) => {
+  const tpl = negative('cluster.local', Rcode.NXDOMAIN);
+  t.ok(tpl.pointers, 'pointers noted');
+  for (const name of ['cluster.local', 'x.cluster.local', 'Some.Long.Made-Up.Name.default.svc.CLUSTER.local']) {
+    for (const [edns, headroom] of [[null, 0], [true, 2]] as const) {
+      const req = request(name, { id: 42, edns: edns === null ? null : EDNS(true) });
+      const out = render(tpl, req, readQuestion(req) - 4, edns, 512, headroom);
+      if (headroom === 2) t.equal(out.readUInt16BE(0), out.length - 2);
+      const body = out.subarray(headroom);
+      for (const m of [parseMessage(body), Packet.parse(body)]) {
+        const soa = m.authorities[0] as unknown as Record<string, unknown>;
+        t.match(soa, { name: /^cluster\.local$/i, ttl: 30 });
+      }
+      const m = parseMessage(body);
+      t.match(m, { id: 42, rcode: Rcode.NXDOMAIN, aa: true, answers: [], questions: [{ name, type: Type.A }] });
+      // The SOA's names point into the asker's name, so they echo its case (as a per-name answer's do).
+      t.match(m.authorities[0].data, { mname: /^ns\.dns\.cluster\.local$/i, rname: /^hostmaster\.cluster\.local$/i, serial: 7, minimum: 30 });
+      t.equal(m.edns?.do, edns === null ? undefined : true);
+    }
+  }
+  const aaaa = request('web.default.svc.cluster.local');
+  aaaa.writeUInt16BE(Type.AAAA, readQuestion(aaaa) - 4);
+  t.equal(parseMessage(render(tpl, aaaa, readQuestion(aaaa) - 4, null, 512, 0)).questions[0].type, Type.AAAA, "the asker's type");
+});
+
+t.test('suffixStart: a name below the suffix at a label boundary, and no other', async (t) => {
+  const at = (name: string, suffixWire: number) => {
+    const req = request(name);
+    return suffixStart(req, readQuestion(req) - 4, suffixWire);
+  };
+  const wire = 'cluster.local'.length + 2;
+  t.equal(at('a.cluster.local', wire), 14);
+  t.equal(at('cluster.local', wire), 12);
+  t.equal(at('xcluster.local', wire), -1, 'not at a label boundary');
+  t.equal(at('local', wire), -1, 'shorter than the suffix');
+});
+
+t.test('answers, additional records or TC make an answer unshareable', async (t) => {
+  const m = emptyMessage();
+  m.questions.push({ name: 'zone', type: Type.A, class: Class.IN });
+  m.answers.push({ name: 'zone', type: Type.A, class: Class.IN, ttl: 1, data: { address: '10.0.0.1' } });
+  t.equal(sharedTemplate(encodeMessage(m), 12 + 6 + 4, 0), null);
 });

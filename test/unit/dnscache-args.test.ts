@@ -34,6 +34,14 @@ t.test('values, short options, several domains per --server, IPv6', async (t) =>
   t.same(parseArgs([]), defaultConfig());
 });
 
+t.test('--cache-bytes (ours): bytes, or Kubernetes-style Ki/Mi/Gi and k/M/G', async (t) => {
+  t.equal(defaultConfig().cacheBytes, 16 * 1024 * 1024);
+  t.equal(parseArgs(['--cache-bytes=4096']).cacheBytes, 4096);
+  t.equal(parseArgs(['--cache-bytes', '2Mi']).cacheBytes, 2 * 1024 * 1024);
+  t.equal(parseArgs(['--cache-bytes=3M']).cacheBytes, 3_000_000);
+  t.equal(parseArgs(['--cache-bytes=0']).cacheBytes, 0);
+});
+
 t.test('errors name the option', async (t) => {
   const cases: [string[], string][] = [
     [['--dnssec'], 'dnssec'],
@@ -50,6 +58,8 @@ t.test('errors name the option', async (t) => {
     // Looks like IPv6 but is not one: refused here, not by the forwarder at start or on SIGHUP.
     [['--server=1:2'], 'server'],
     [['--server=:::::'], 'server'],
+    [['--cache-bytes=lots'], 'cache-bytes'],
+    [['--cache-bytes=1.5Mi'], 'cache-bytes'],
   ];
   for (const [argv, option] of cases) {
     let caught: unknown;

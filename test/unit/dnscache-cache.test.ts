@@ -38,7 +38,7 @@ const ttls = (m: Message) => [...m.answers, ...m.authorities, ...m.additionals].
 
 /** dnscache in miniature: the handler's part on a miss (store), the DnsServer's on a hit (serve). */
 function cacheOn(p: CachePolicy, clock: () => number) {
-  const cache = new AnswerCache(p.size, clock);
+  const cache = new AnswerCache({ maxEntries: p.size, maxBytes: 1 << 20, clock });
   const req = (() => {
     const m = emptyMessage(0x4242);
     m.questions.push({ name: 'www.example.com', type: Type.A, class: Class.IN });
