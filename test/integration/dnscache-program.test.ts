@@ -325,3 +325,16 @@ t.test('--cache-bytes bounds the cache whatever --cache-size allows; SIGUSR1 say
   t.equal(insertions, 40);
   t.equal(evictions, 40 - entries, 'the rest pushed out, counted');
 });
+
+t.test('a large answer over UDP: as many whole records as fit, with TC (the cache holds it whole)', async (t) => {
+  const hosts = Array.from({ length: 60 }, (_, i) => `10.1.0.${i + 1} big.example.com`);
+  const u = await upstream(t, hosts);
+  const { port } = await dnscache(t, [`--server=127.0.0.1#${u.port}`]);
+  for (let round = 0; round < 2; round++) {
+    const tc = await dig(port, 'big.example.com', 'A', ['+noedns', '+ignore']);
+    t.ok(tc.flags.includes('tc'), `TC set (${round === 0 ? 'relayed' : 'from the cache'})`);
+    t.ok(tc.answer.length >= 25, `${tc.answer.length} whole records in 512 bytes, not none`);
+    t.equal(new Set(tc.answer.map((a) => a.data)).size, tc.answer.length);
+  }
+  t.equal((await dig(port, 'big.example.com', 'A', ['+noedns'])).answer.length, 60, 'dig retries over TCP and gets all');
+});
