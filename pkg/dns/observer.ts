@@ -2,6 +2,7 @@
 // breaking the query path (a reply already sent must not be counted twice).
 
 import type { Transport } from './responder.ts';
+import type { TcpCloseReason } from './tcp.ts';
 
 /** All optional; called synchronously on the query path, so they must be cheap. */
 export interface ServerObserver {
@@ -15,6 +16,8 @@ export interface ServerObserver {
   handlerError?(err: unknown): void;
   /** A socket-level error (e.g. a failed UDP send); the server keeps running. */
   socketError?(transport: Transport, err: unknown): void;
+  /** The server closed a TCP connection: 'idle', 'stalled' (a frame unfinished in time), 'evicted' (room for a newcomer at the cap). */
+  tcpClosed?(reason: TcpCloseReason): void;
 }
 
 type Hook = (a?: unknown, b?: unknown, c?: unknown, d?: unknown, e?: unknown) => void;
@@ -23,7 +26,7 @@ type Hook = (a?: unknown, b?: unknown, c?: unknown, d?: unknown, e?: unknown) =>
 export function guardObserver(o: ServerObserver | undefined): ServerObserver {
   const out: Record<string, Hook | undefined> = {};
   if (o === undefined) return out;
-  for (const name of ['response', 'malformed', 'dropped', 'truncated', 'handlerError', 'socketError'] as const) {
+  for (const name of ['response', 'malformed', 'dropped', 'truncated', 'handlerError', 'socketError', 'tcpClosed'] as const) {
     const fn = o[name] as Hook | undefined;
     if (typeof fn !== 'function') continue;
     // Fixed arity (no rest array, no apply): `response` runs once per query.

@@ -19,6 +19,7 @@ import { AnswerCache } from './answer-cache.ts';
 import { guardObserver } from './observer.ts';
 import type { ServerObserver } from './observer.ts';
 import { TcpListener } from './tcp.ts';
+import type { TcpCloseReason } from './tcp.ts';
 import { UdpListener } from './udp.ts';
 
 export type { Transport } from './responder.ts';
@@ -91,6 +92,9 @@ export interface DnsServerOptions {
    */
   onCacheHit?: (req: Buffer, nameEnd: number, remoteAddress: string) => void;
   tcpIdleTimeoutMs?: number;
+  /** A TCP frame begun must be whole within this, from its first byte. Default 2 s. */
+  tcpFrameTimeoutMs?: number;
+  /** At the cap a newcomer closes the connection with the oldest progress that owes nothing. Default 1,000. */
   maxTcpConnections?: number;
   maxTcpPipelined?: number;
   /** SO_RCVBUF to ask for (bounded by net.core.rmem_max); failure is ignored. Default 4 MiB. */
@@ -106,6 +110,8 @@ export interface ServerStats {
   truncated: number;
   /** Open now. */
   tcpConnections: number;
+  /** Closed by the server: idle, a frame unfinished in time (stalled), room made at the cap (evicted). */
+  tcpClosed: Record<TcpCloseReason, number>;
 }
 
 const TCP_MAX_SIZE = 65535;
@@ -131,6 +137,7 @@ export class DnsServer {
     dropped: 0,
     truncated: 0,
     tcpConnections: 0,
+    tcpClosed: { idle: 0, stalled: 0, evicted: 0 },
   };
   private readonly handler: Handler;
   private readonly observer: ServerObserver;
@@ -155,6 +162,7 @@ export class DnsServer {
       port: options.port,
       answerCacheBytes: options.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES,
       tcpIdleTimeoutMs: options.tcpIdleTimeoutMs ?? 10_000,
+      tcpFrameTimeoutMs: options.tcpFrameTimeoutMs ?? 2_000,
       maxTcpConnections: options.maxTcpConnections ?? 1_000,
       maxTcpPipelined: options.maxTcpPipelined ?? 100,
       udpRecvBufferSize: options.udpRecvBufferSize ?? 4 * 1024 * 1024,
@@ -221,7 +229,12 @@ export class DnsServer {
       onOpenChange: (open) => {
         this.stats.tcpConnections = open;
       },
+      onClosed: (reason) => {
+        this.stats.tcpClosed[reason]++;
+        this.observer.tcpClosed?.(reason);
+      },
       idleTimeoutMs: this.opts.tcpIdleTimeoutMs,
+      frameTimeoutMs: this.opts.tcpFrameTimeoutMs,
       maxConnections: this.opts.maxTcpConnections,
       maxPipelined: this.opts.maxTcpPipelined,
     });

@@ -1,9 +1,17 @@
 // The TCP side (RFC 7766): 2-byte length-prefixed messages, several in flight per connection
 // (answered in completion order; IDs pair them up), an idle timeout, a connection cap, and
 // backpressure: reading stops while the write buffer is full or too many queries are pending.
+//
+// Stalled clients must not lock others out (RFC 7766 §6.2.2): a frame begun must be finished within
+// frameTimeoutMs of its first byte, however slowly its bytes trickle in, and at the cap a newcomer
+// takes the place of the connection that made progress (a whole query in, an answer out) least
+// recently and owes nothing.
 
 import net from 'node:net';
 import type { Responder } from './responder.ts';
+
+/** Why the server closed a connection: nothing for idleTimeoutMs, a frame unfinished for frameTimeoutMs, or room made at the cap. */
+export type TcpCloseReason = 'idle' | 'stalled' | 'evicted';
 
 export interface TcpOptions {
   onQuery(msg: Buffer, address: string, port: number, via: Responder): void;
@@ -11,7 +19,9 @@ export interface TcpOptions {
   onBadFrame(): void;
   onDropped(reason: string): void;
   onOpenChange(open: number): void;
+  onClosed(reason: TcpCloseReason): void;
   idleTimeoutMs: number;
+  frameTimeoutMs: number;
   maxConnections: number;
   maxPipelined: number;
 }
@@ -19,6 +29,7 @@ export interface TcpOptions {
 export class TcpListener {
   private readonly server: net.Server;
   private readonly opts: TcpOptions;
+  /** Open connections, least recent progress first (a connection moves to the end when it makes some). */
   readonly connections = new Set<TcpConnection>();
   private closing = false;
 
@@ -41,18 +52,34 @@ export class TcpListener {
   }
 
   private accept(socket: net.Socket): void {
-    if (this.closing || this.connections.size >= this.opts.maxConnections) {
+    if (this.closing || (this.connections.size >= this.opts.maxConnections && !this.evictOne())) {
       socket.on('error', () => {});
       socket.destroy();
       this.opts.onDropped('tcp-cap');
       return;
     }
-    const conn = new TcpConnection(socket, this.opts, () => {
-      this.connections.delete(conn);
-      this.opts.onOpenChange(this.connections.size);
+    const conn = new TcpConnection(socket, this.opts, {
+      closed: () => {
+        if (this.connections.delete(conn)) this.opts.onOpenChange(this.connections.size);
+      },
+      progressed: () => {
+        this.connections.delete(conn);
+        this.connections.add(conn);
+      },
     });
     this.connections.add(conn);
     this.opts.onOpenChange(this.connections.size);
+  }
+
+  /** Closes the connection with the oldest progress that owes no answer; false when every one does. */
+  private evictOne(): boolean {
+    for (const c of this.connections) {
+      if (!c.owesAnswers()) {
+        c.close('evicted');
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Stops accepting; open connections stop reading and close once their answers are out. */
@@ -75,8 +102,10 @@ export class TcpConnection implements Responder {
   readonly headroom = 2;
   private readonly socket: net.Socket;
   private readonly opts: TcpOptions;
-  private readonly onClose: () => void;
+  private readonly listener: { closed(): void; progressed(): void };
   private pending: Buffer | null = null;
+  /** Runs while a frame is begun and unfinished: the frame's deadline, from its first byte. */
+  private frameTimer: NodeJS.Timeout | null = null;
   private inflight = 0;
   /** The peer half-closed: answer what is buffered, then end. */
   private peerEnded = false;
@@ -87,17 +116,17 @@ export class TcpConnection implements Responder {
   private readonly address: string;
   private readonly port: number;
 
-  constructor(socket: net.Socket, opts: TcpOptions, onClose: () => void) {
+  constructor(socket: net.Socket, opts: TcpOptions, listener: { closed(): void; progressed(): void }) {
     this.socket = socket;
     this.opts = opts;
-    this.onClose = onClose;
+    this.listener = listener;
     this.address = socket.remoteAddress ?? '';
     this.port = socket.remotePort ?? 0;
     socket.setTimeout(opts.idleTimeoutMs);
     socket.on('timeout', () => {
       // Idle means no traffic and nothing owed; a slow handler keeps the connection.
       if (this.inflight > 0) socket.setTimeout(opts.idleTimeoutMs);
-      else socket.destroy();
+      else this.close('idle');
     });
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('end', () => {
@@ -111,8 +140,29 @@ export class TcpConnection implements Responder {
     socket.on('error', () => {}); // resets and timeouts end in 'close'
     socket.on('close', () => {
       this.closed = true;
-      this.onClose();
+      this.clearFrameTimer();
+      this.listener.closed();
     });
+  }
+
+  owesAnswers(): boolean {
+    return this.inflight > 0;
+  }
+
+  /** Closes the connection at once, for `reason` (counted). */
+  close(reason: TcpCloseReason): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.clearFrameTimer();
+    this.listener.closed();
+    this.opts.onClosed(reason);
+    this.socket.destroy();
+  }
+
+  private clearFrameTimer(): void {
+    if (this.frameTimer === null) return;
+    clearTimeout(this.frameTimer);
+    this.frameTimer = null;
   }
 
   private onData(chunk: Buffer): void {
@@ -138,8 +188,16 @@ export class TcpConnection implements Responder {
       const frame = buf.subarray(2, 2 + len);
       this.pending = buf.length === 2 + len ? null : buf.subarray(2 + len);
       this.inflight++;
+      this.clearFrameTimer();
+      this.listener.progressed();
       this.opts.onQuery(frame, this.address, this.port, this);
       if (this.closed) return;
+    }
+    // A begun frame has its own deadline, from its first byte: trickling bytes do not extend it.
+    // Whole frames waiting on us (pipeline full, writes blocked) are not the client's stall.
+    if (this.pending !== null && this.frameTimer === null && !this.hasFrame()) {
+      this.frameTimer = setTimeout(() => this.close('stalled'), this.opts.frameTimeoutMs);
+      this.frameTimer.unref();
     }
     if (this.stopped || this.peerEnded) {
       if (this.inflight === 0 && (this.stopped || !this.hasFrame())) this.socket.end();
@@ -159,6 +217,7 @@ export class TcpConnection implements Responder {
     this.inflight--;
     if (this.closed) return;
     if (!this.socket.write(out)) this.writeBlocked = true;
+    this.listener.progressed();
     this.pump();
   }
 

@@ -132,12 +132,16 @@ export async function runDnscache(c: DnscacheConfig, log: Logger): Promise<Runni
     logStatistics() {
       // The DnsServers' counters, summed over the listen addresses: queries received, and those
       // dropped or answered FORMERR as garbled (malformed), dropped unanswered (dropped), cut (truncated).
-      const wire = { received: 0, malformed: 0, dropped: 0, truncated: 0 };
+      // TCP connections it closed: idle, stalled (a frame unfinished in time), evicted (room made at the cap).
+      const wire = { received: 0, malformed: 0, dropped: 0, truncated: 0, tcpIdle: 0, tcpStalled: 0, tcpEvicted: 0 };
       for (const s of servers) {
         wire.received += s.stats.queries;
         wire.malformed += s.stats.malformed;
         wire.dropped += s.stats.dropped;
         wire.truncated += s.stats.truncated;
+        wire.tcpIdle += s.stats.tcpClosed.idle;
+        wire.tcpStalled += s.stats.tcpClosed.stalled;
+        wire.tcpEvicted += s.stats.tcpClosed.evicted;
       }
       const { insertions, evictions, hits, misses } = handler.counters();
       const counts = { cacheSize: c.cacheSize, entries: cache.size, bytes: cache.bytes, maxBytes: cache.maxBytes, insertions, evictions, hits, misses, expired: cache.stats.expired };

@@ -91,6 +91,12 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
   const malformed = new client.Counter({ name: 'kubedns_dns_malformed_requests_total', help: 'Requests that could not be parsed, by reason.', labelNames: ['reason'], registers: [registry] });
   const dropped = new client.Counter({ name: 'kubedns_dns_dropped_requests_total', help: 'Requests dropped without an answer, by reason.', labelNames: ['reason'], registers: [registry] });
   const truncated = new client.Counter({ name: 'kubedns_dns_truncated_responses_total', help: 'Responses sent with TC set.', registers: [registry] });
+  const tcpClosed = new client.Counter({
+    name: 'kubedns_dns_tcp_connections_closed_total',
+    help: 'TCP connections the server closed, by reason: idle, stalled (a query frame unfinished within 2 s of its first byte), evicted (room made for a new client at the connection cap).',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
   const handlerErrors = new client.Counter({ name: 'kubedns_dns_handler_errors_total', help: 'Queries answered SERVFAIL because answering them failed unexpectedly.', registers: [registry] });
   // The original's SkyDNS names, so existing dashboards keep working.
   const skydnsRequests = new client.Counter({
@@ -251,6 +257,7 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
     malformed: (reason) => malformed.inc({ reason }),
     dropped: (reason) => dropped.inc({ reason }),
     truncated: () => truncated.inc(),
+    tcpClosed: (reason) => tcpClosed.inc({ reason }),
     handlerError: () => handlerErrors.inc(),
   };
   return {

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { performance } from 'node:perf_hooks';
 import { Class, Rcode, Type } from '../../pkg/dns/constants.ts';
 import { encodeMessage, parseMessage } from '../../pkg/dns/codec.ts';
 import { emptyMessage } from '../../pkg/dns/message.ts';
@@ -247,35 +248,75 @@ t.test('TCP: a zero-length frame closes the connection after the answers owed', 
   t.same(malformed, ['tcp-frame-length']);
 });
 
-t.test('TCP: an idle connection is closed', async (t) => {
-  const { server, port } = await startServer(t, { handler: zone().handler, tcpIdleTimeoutMs: 100 });
+t.test('TCP: an idle connection is closed, counted as idle', async (t) => {
+  const closed: string[] = [];
+  const { server, port } = await startServer(t, { handler: zone().handler, tcpIdleTimeoutMs: 100, observer: { tcpClosed: (r) => closed.push(r) } });
   const c = await tcpClient(t, port);
   c.socket.write(frame(query('kubernetes.default.svc.cluster.local', Type.A, 1)));
   await c.next();
   await c.closed;
   t.pass('closed by the server after going idle');
   await eventually(() => server.stats.tcpConnections === 0, 'the server counts the connection closed');
+  t.same(closed, ['idle']);
+  t.same(server.stats.tcpClosed, { idle: 1, stalled: 0, evicted: 0 });
 });
 
-t.test('TCP: over the connection cap a new connection is closed at once and counted', async (t) => {
+t.test('TCP: a frame left unfinished is closed at its deadline, however slowly its bytes trickle in', async (t) => {
+  const { server, port } = await startServer(t, { handler: zone().handler, tcpFrameTimeoutMs: 300 });
+  const whole = frame(query('kubernetes.default.svc.cluster.local', Type.A, 9));
+  // Half a frame, then a byte every 100 ms: activity, but never a whole query.
+  const slow = await tcpClient(t, port);
+  slow.socket.write(whole.subarray(0, 10));
+  const started = performance.now();
+  const drip = setInterval(() => slow.socket.write(Buffer.from([0])), 100);
+  t.teardown(() => clearInterval(drip));
+  // A length prefix promising 65,535 bytes, then nothing.
+  const promised = await tcpClient(t, port);
+  promised.socket.write(Buffer.from([0xff, 0xff, 1, 2]));
+  await Promise.all([slow.closed, promised.closed]);
+  clearInterval(drip);
+  t.ok(performance.now() - started < 1500, 'closed at the frame deadline, not the 10 s idle timeout');
+  t.same(server.stats.tcpClosed, { idle: 0, stalled: 2, evicted: 0 });
+  // A client that sends its query in pieces within the deadline is answered.
+  const pieces = await tcpClient(t, port);
+  pieces.socket.write(whole.subarray(0, 5));
+  await new Promise((r) => setTimeout(r, 100));
+  pieces.socket.write(whole.subarray(5));
+  t.equal(parseMessage(await pieces.next()).id, 9);
+});
+
+t.test('TCP: at the cap a newcomer takes the place of the connection with the oldest progress that owes nothing', async (t) => {
   const dropped: string[] = [];
-  const { server, port } = await startServer(t, { handler: zone().handler, maxTcpConnections: 2, observer: { dropped: (r) => dropped.push(r) } });
+  const closed: string[] = [];
+  const z = zone();
+  const { server, port } = await startServer(t, { handler: z.handler, maxTcpConnections: 2, observer: { dropped: (r) => dropped.push(r), tcpClosed: (r) => closed.push(r) } });
   const open = [await tcpClient(t, port), await tcpClient(t, port)];
   for (const [i, c] of open.entries()) {
     c.socket.write(frame(query('kubernetes.default.svc.cluster.local', Type.A, i)));
     await c.next();
   }
+  // open[1] asks again: open[0] now has the oldest progress.
+  open[1].socket.write(frame(query('kubernetes.default.svc.cluster.local', Type.A, 5)));
+  await open[1].next();
   t.equal(server.stats.tcpConnections, 2);
   const third = await tcpClient(t, port);
   third.socket.write(frame(query('kubernetes.default.svc.cluster.local', Type.A, 3)));
-  await third.closed;
-  t.same(third.messages, []);
-  t.same(dropped, ['tcp-cap']);
-  open[0].socket.destroy();
+  t.equal(parseMessage(await third.next()).id, 3, 'the newcomer is answered');
   await open[0].closed;
-  // Once the server has seen the close, the freed slot takes a new connection.
-  await eventually(() => server.stats.tcpConnections === 1, 'the server counts the close');
-  t.equal((await dig(port, 'kubernetes.default.svc.cluster.local', 'A', ['+tcp'])).status, 'NOERROR');
+  t.same(closed, ['evicted']);
+  t.same(dropped, []);
+  t.equal(open[1].socket.destroyed, false, 'the more recent one stays');
+
+  // Connections that owe answers are never closed for a newcomer: then the newcomer is turned away.
+  open[1].socket.write(frame(query('held.test', Type.A, 6)));
+  third.socket.write(frame(query('held.test', Type.A, 7)));
+  await eventually(() => z.heldCount() === 2, 'both queries held by the handler');
+  const fourth = await tcpClient(t, port);
+  await fourth.closed;
+  t.same(dropped, ['tcp-cap']);
+  z.release();
+  t.equal(parseMessage(await open[1].next()).id, 6);
+  t.equal(parseMessage(await third.next()).id, 7);
 });
 
 t.test('close() lets a query in flight finish', async (t) => {

@@ -1,0 +1,87 @@
+// 1,500 TCP connections that stall (half a frame, or a length prefix promising 65,535 bytes and then
+// nothing) against kube-dns and dnscache with their default limits (1,000 connections): a new client
+// must still be answered within 2 s (CoreDNS keeps answering; the original and dnsmasq do not), and
+// the server says why it closed what it closed. UDP is untouched by any of it.
+
+import t from 'tap';
+import type { Test } from 'tap';
+import { connect } from 'node:net';
+import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { dig } from '../helpers/dig.ts';
+import { startDnsmasq } from '../helpers/dnsmasq.ts';
+import { startKubeDns, yamlDocs, service } from '../helpers/kubedns.ts';
+import { startProgram } from '../helpers/process.ts';
+import { scrape, sample } from '../helpers/sidecar.ts';
+import { frame } from '../../pkg/dns/frames.ts';
+import { query } from '../helpers/dns-server.ts';
+
+const STALLED = 1500;
+
+/** Opens `n` connections that each stall: even ones after half a query, odd ones after a 65,535-byte promise. */
+async function stallFlood(t: Test, port: number, n: number): Promise<Socket[]> {
+  const half = frame(query('kubernetes.default.svc.cluster.local', 1, 1)).subarray(0, 12);
+  const sockets: Socket[] = [];
+  t.teardown(() => sockets.forEach((s) => s.destroy()));
+  for (let i = 0; i < n; i += 100) {
+    await Promise.all(
+      Array.from({ length: Math.min(100, n - i) }, (_, j) =>
+        new Promise<void>((resolve) => {
+          const s = connect(port, '127.0.0.1');
+          sockets.push(s);
+          s.on('error', () => resolve()); // refused or reset: part of the flood either way
+          s.once('connect', () => {
+            s.write((i + j) % 2 === 0 ? half : Buffer.from([0xff, 0xff, 0]));
+            resolve();
+          });
+        }),
+      ),
+    );
+  }
+  return sockets;
+}
+
+/** dig over TCP with one 2 s try; how long it took, and what it got. */
+async function tcpAnswer(port: number, name: string): Promise<{ ms: number; status: string; answers: number }> {
+  const started = performance.now();
+  try {
+    const r = await dig(port, name, 'A', ['+tcp', '+time=2', '+tries=1']);
+    return { ms: performance.now() - started, status: r.status, answers: r.answer.length };
+  } catch {
+    return { ms: performance.now() - started, status: 'no answer', answers: 0 };
+  }
+}
+
+const cluster = yamlDocs(service('default', 'kubernetes', 'clusterIP: 10.96.0.1\nclusterIPs: [10.96.0.1]'));
+
+t.test('kube-dns answers a new TCP client during a stalled-connection flood', async (t) => {
+  const kd = await startKubeDns(t, { clusterYaml: cluster });
+  await stallFlood(t, kd.dnsPort, STALLED);
+  for (let i = 0; i < 3; i++) {
+    const r = await tcpAnswer(kd.dnsPort, 'kubernetes.default.svc.cluster.local');
+    t.equal(r.status, 'NOERROR', `TCP client ${i + 1} answered`);
+    t.ok(r.ms < 2000, `within 2 s (${r.ms.toFixed(0)} ms)`);
+  }
+  t.same((await dig(kd.dnsPort, 'kubernetes.default.svc.cluster.local')).answer.map((a) => a.data), ['10.96.0.1'], 'UDP unaffected');
+  const m = await scrape(kd.httpPort);
+  t.ok(sample(m, 'kubedns_dns_tcp_connections_closed_total{reason="evicted"}') >= STALLED - 1000, 'stalled connections made room, counted');
+});
+
+t.test('dnscache answers a new TCP client during a stalled-connection flood', async (t) => {
+  const up = await startDnsmasq(t, ['192.0.2.53 www.example.com'], ['--local-ttl=60']);
+  const p = startProgram(t, 'dnscache', ['-k', '--port=0', '--listen-address=127.0.0.1', '--no-resolv', '--log-facility=-', `--server=127.0.0.1#${up.port}`]);
+  const port = Number((await p.waitFor(/listening address=127\.0\.0\.1 port=(\d+)/))[1]);
+  await stallFlood(t, port, STALLED);
+  for (let i = 0; i < 3; i++) {
+    const r = await tcpAnswer(port, 'www.example.com');
+    t.equal(r.status, 'NOERROR', `TCP client ${i + 1} answered`);
+    t.ok(r.ms < 2000, `within 2 s (${r.ms.toFixed(0)} ms)`);
+  }
+  // The frame deadline closes the rest of the flood within a few seconds.
+  p.child.kill('SIGUSR1');
+  await p.waitFor(/statistics .*tcpEvicted=([1-9]\d*)/);
+  await new Promise((r) => setTimeout(r, 2500));
+  p.child.kill('SIGUSR1');
+  const m = await p.waitFor(/statistics .*tcpStalled=([1-9]\d*)(?!.*statistics)/s);
+  t.ok(Number(m[1]) > 0, `stalled frames closed at their deadline (${m[1]})`);
+});
