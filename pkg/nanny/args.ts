@@ -46,7 +46,22 @@ const NO_RESOLV = new Set(['--no-resolv', '-R']);
 export function childArgs(rest: readonly string[], serversFile: string, hasUpstreams: boolean): string[] {
   const args = [...rest, `--servers-file=${serversFile}`];
   if (hasUpstreams && !rest.some((a) => NO_RESOLV.has(a))) args.push('--no-resolv');
+  // The child's log comes to the nanny (prefixed, and its ready line seen) unless the args send it
+  // elsewhere: dnsmasq's default, syslog, is nowhere in a container.
+  if (logFacility(rest) === null) args.push('--log-facility=-');
   return args;
+}
+
+/** The child's --log-facility (`--log-facility=v`, `--log-facility v`, `-8 v`, `-8v`); null when not given. */
+export function logFacility(args: readonly string[]): string | null {
+  let value: string | null = null;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a.startsWith('--log-facility=')) value = a.slice('--log-facility='.length);
+    else if ((a === '--log-facility' || a === '-8') && i + 1 < args.length) value = args[++i];
+    else if (a.startsWith('-8') && a.length > 2) value = a.slice(2);
+  }
+  return value;
 }
 
 /** What applying `next` takes: a restart when the command line changes, a SIGHUP when only the servers do. */

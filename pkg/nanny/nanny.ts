@@ -3,13 +3,13 @@
 // queries flowing: nothing, a rewritten servers-file + SIGHUP, or a restart that waits for the old
 // child before starting the new one.
 
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigDirWatcher } from '../config/config.ts';
 import type { HostPort } from '../config/config.ts';
 import type { Logger } from '../log/log.ts';
-import { childArgs, kubednsDomains, planChange, serversFileText } from './args.ts';
+import { childArgs, kubednsDomains, logFacility, planChange, serversFileText } from './args.ts';
 import type { ChildPlan } from './args.ts';
 import type { ChildCommand } from './exec.ts';
 import { serveMetrics } from './http.ts';
@@ -54,6 +54,9 @@ export interface RunningNanny {
 export async function runNanny(o: NannyOptions): Promise<RunningNanny> {
   const log = o.log;
   const dir = mkdtempSync(join(tmpdir(), 'dnsmasq-nanny-'));
+  // dnsmasq started as root reads the servers-file after dropping to nobody: the directory must let
+  // it through (not list it), the file be readable. Server addresses are no secret.
+  chmodSync(dir, 0o711);
   const serversFile = join(dir, 'servers');
   const clusterDomains = kubednsDomains(o.childArgs, o.kubedns);
   log.info('cluster names resolve through kube-dns', { server: `${o.kubedns.host}:${o.kubedns.port}`, domains: clusterDomains.join(',') });
@@ -61,7 +64,10 @@ export async function runNanny(o: NannyOptions): Promise<RunningNanny> {
 
   let reportCrashLoop!: (reason: string) => void;
   const crashLoop = new Promise<string>((resolve) => (reportCrashLoop = resolve));
-  const supervisor = new Supervisor({ command: o.command, log: log.child(o.command.name), output: o.output, backoff: o.backoff, onCrashLoop: reportCrashLoop });
+  // A child whose log goes elsewhere never prints its ready line here: fall back to a short wait.
+  const facility = logFacility(o.childArgs);
+  const command = facility === null || facility === '-' ? o.command : { ...o.command, ready: null };
+  const supervisor = new Supervisor({ command, log: log.child(o.command.name), output: o.output, backoff: o.backoff, onCrashLoop: reportCrashLoop });
 
   let configUpdates = 0;
   let current: ChildPlan | null = null;
@@ -74,6 +80,7 @@ export async function runNanny(o: NannyOptions): Promise<RunningNanny> {
     // Write + rename: the child never reads half a file.
     const tmp = `${serversFile}.tmp`;
     writeFileSync(tmp, text);
+    chmodSync(tmp, 0o644);
     renameSync(tmp, serversFile);
   };
 

@@ -9,6 +9,7 @@ import { answers, dig } from './dig.ts';
 import { startDnsmasq } from './dnsmasq.ts';
 import { eventually } from './eventually.ts';
 import { CHILD_READY, isAlive, startNanny } from './nanny.ts';
+import type { NannyStart } from './nanny.ts';
 
 type Child = 'dnscache' | 'dnsmasq';
 type T = Test;
@@ -36,10 +37,14 @@ async function servers(t: T) {
   return { u1, u2, stub };
 }
 
-export function nannyScenarios(t: T, child: Child): void {
-  t.test('stub domain and upstream from the config dir; a servers-only change is a SIGHUP, not a restart', async (t) => {
+/** How the child runs beyond its kind: the real dnsmasq's user, whether it logs to stderr. */
+export type ChildRun = Pick<NannyStart, 'dnsmasqUser' | 'logToStderr'>;
+
+/** A stub domain and an upstream arrive by SIGHUP with the servers-file, the same child all along. */
+export function reloadScenario(t: T, child: Child, run: ChildRun = {}, name = 'stub domain and upstream from the config dir; a servers-only change is a SIGHUP, not a restart'): void {
+  t.test(name, async (t) => {
     const { u1, u2, stub } = await servers(t);
-    const n = await startNanny(t, { child, files: { upstreamNameservers: upstreamsJson(u1.port) } });
+    const n = await startNanny(t, { child, ...run, files: { upstreamNameservers: upstreamsJson(u1.port) } });
     t.same(answers(await dig(n.dnsPort, 'www.example.com')), ['192.0.2.1']);
     t.notOk(answers(await dig(n.dnsPort, 'db.corp.test')).includes('192.0.2.10'), 'no stub domain yet');
 
@@ -56,7 +61,12 @@ export function nannyScenarios(t: T, child: Child): void {
     t.equal(await n.metric('dnsmasq_nanny_config_updates_total'), 3);
     t.equal(await n.metric('dnsmasq_nanny_child_restarts_total{reason="config"}'), 0);
     t.equal(await n.metric('dnsmasq_nanny_child_up'), 1);
+    t.notMatch(n.program.output(), /cannot read|Permission denied|sighup=deferred/, 'the child read every file; no SIGHUP held back');
   });
+}
+
+export function nannyScenarios(t: T, child: Child): void {
+  reloadScenario(t, child);
 
   t.test('an invalid update is logged, counted and ignored: the last good servers keep serving', async (t) => {
     const { u1, u2, stub } = await servers(t);

@@ -1,7 +1,7 @@
 // Starts the real dnsmasq-nanny on loopback with its own config directory, driving either our dnscache
 // or the real dnsmasq on a free port; -syncInterval=1s and metrics on a port of its own.
 
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
@@ -10,6 +10,8 @@ import { freePort } from './ports.ts';
 import { startProgram } from './process.ts';
 import type { Program } from './process.ts';
 import { scrape } from './sidecar.ts';
+import { dig } from './dig.ts';
+import { eventually } from './eventually.ts';
 
 export interface NannyStart {
   /** The child: our dnscache (default) or the real dnsmasq. */
@@ -22,6 +24,13 @@ export interface NannyStart {
   childArgs?: string[];
   /** Wait until the child says it is serving (default true). */
   ready?: boolean;
+  /**
+   * The real dnsmasq's user: none given (default) = dnsmasq's own drop from root to nobody, as users
+   * run it; 'root' = `--user=root`.
+   */
+  dnsmasqUser?: 'root';
+  /** Pass `--log-facility=-` to the child (default true); without it dnsmasq logs to syslog. */
+  logToStderr?: boolean;
 }
 
 export interface Nanny {
@@ -52,6 +61,8 @@ export function isAlive(pid: number): boolean {
 export async function startNanny(t: Test, o: NannyStart = {}): Promise<Nanny> {
   const child = o.child ?? 'dnscache';
   const dir = mkdtempSync(join(tmpdir(), 'kdt-nanny-'));
+  // dnsmasq reads its files after dropping to nobody: the test's directory must be open to it.
+  chmodSync(dir, 0o755);
   const configDir = join(dir, 'config');
   mkdirSync(configDir);
   // An empty resolv file: without upstreams nothing is ever sent past 127.0.0.1.
@@ -70,10 +81,12 @@ export async function startNanny(t: Test, o: NannyStart = {}): Promise<Nanny> {
   };
   writeConfig(o.files ?? {});
   const port = await freePort();
-  const listen = [`--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--log-facility=-', `--resolv-file=${resolvFile}`];
+  const log = o.logToStderr === false ? [] : ['--log-facility=-'];
+  const listen = [`--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', ...log, `--resolv-file=${resolvFile}`];
+  const user = o.dnsmasqUser === 'root' ? ['--user=root'] : [];
   const childArgs =
     child === 'dnsmasq'
-      ? ['-k', '--conf-file=/dev/null', `--pid-file=${join(dir, 'dnsmasq.pid')}`, '--user=root', '--no-hosts', ...listen]
+      ? ['-k', '--conf-file=/dev/null', `--pid-file=${join(dir, 'dnsmasq.pid')}`, ...user, '--no-hosts', ...listen]
       : ['-k', ...listen];
   const program = startProgram(t, 'dnsmasq-nanny', [
     `-configDir=${configDir}`,
@@ -93,7 +106,10 @@ export async function startNanny(t: Test, o: NannyStart = {}): Promise<Nanny> {
     rmSync(dir, { recursive: true, force: true });
   });
   const metricsPort = Number((await program.waitFor(/metrics listening .*port=(\d+)/))[1]);
-  if (o.ready !== false) await program.waitFor(CHILD_READY[child]);
+  if (o.ready !== false && o.logToStderr === false) {
+    // No log line to wait for: serving is answering.
+    await eventually(() => dig(port, 'ready.invalid', 'A', ['+time=1', '+tries=1']).then(() => true, () => false), 'the child answers', 15_000);
+  } else if (o.ready !== false) await program.waitFor(CHILD_READY[child]);
   return {
     program,
     dnsPort: port,

@@ -1,7 +1,7 @@
 // The ConfigMap → servers-file + command line mapping, and the SIGHUP-vs-restart decision.
 
 import t from 'tap';
-import { childArgs, dnsmasqAddress, kubednsDomains, planChange, serverOptionValues, serversFileText, underDomain } from '../../pkg/nanny/args.ts';
+import { childArgs, dnsmasqAddress, kubednsDomains, logFacility, planChange, serverOptionValues, serversFileText, underDomain } from '../../pkg/nanny/args.ts';
 import type { ServerEntry } from '../../pkg/nanny/args.ts';
 import { parseStubServer, parseUpstream } from '../../pkg/config/config.ts';
 import { parseServersFile } from '../../pkg/dnscache/args.ts';
@@ -42,8 +42,19 @@ t.test('servers-file: a server= line per stub server (per domain, in order), the
 t.test('command line: the args after -- unchanged, our servers-file, --no-resolv only with upstreams', async (t) => {
   t.same(childArgs(MANIFEST, '/tmp/x/servers', false), [...MANIFEST, '--servers-file=/tmp/x/servers']);
   t.same(childArgs(MANIFEST, '/tmp/x/servers', true), [...MANIFEST, '--servers-file=/tmp/x/servers', '--no-resolv']);
-  t.same(childArgs(['-k', '--no-resolv'], '/s', true), ['-k', '--no-resolv', '--servers-file=/s'], 'not twice');
-  t.same(childArgs(['-k', '-R'], '/s', true), ['-k', '-R', '--servers-file=/s'], "dnsmasq's short -R too");
+  t.same(childArgs(['-k', '--no-resolv'], '/s', true), ['-k', '--no-resolv', '--servers-file=/s', '--log-facility=-'], 'not twice');
+  t.same(childArgs(['-k', '-R'], '/s', true), ['-k', '-R', '--servers-file=/s', '--log-facility=-'], "dnsmasq's short -R too");
+});
+
+t.test("the child's log comes to the nanny (--log-facility=-) unless its args send it elsewhere", async (t) => {
+  t.same(childArgs(['-k'], '/s', false), ['-k', '--servers-file=/s', '--log-facility=-'], 'dnsmasq would log to syslog');
+  for (const given of [['--log-facility=-'], ['--log-facility', 'DAEMON'], ['-8', '/var/log/d'], ['-8/var/log/d']]) {
+    t.same(childArgs(given, '/s', false), [...given, '--servers-file=/s'], `${given.join(' ')} kept`);
+  }
+  t.equal(logFacility(['-k']), null);
+  t.equal(logFacility(['--log-facility', 'DAEMON']), 'DAEMON');
+  t.equal(logFacility(['-8/var/log/d']), '/var/log/d');
+  t.equal(logFacility(['--log-facility=LOCAL0', '-8', '-']), '-', 'the last one wins, as in dnsmasq');
 });
 
 t.test('restart or SIGHUP: a restart only when the command line changes', async (t) => {
