@@ -10,8 +10,8 @@ import type { Daemon } from '../test/e2e/harness/daemon.ts';
 import { freePort } from '../test/helpers/ports.ts';
 import { productionNodeFlags, repoRoot } from './servers.ts';
 
-/** Newest v1.13.x on the Go module proxy when the benchmark was written; bench/build-coredns.sh builds it. */
-export const corednsVersions = ['v1.13.2', 'v1.13.1'];
+/** Newest first, as bench/build-coredns.sh tries them (v1.15.0 builds from the Go module proxy). */
+export const corednsVersions = ['v1.15.0', 'v1.13.2', 'v1.13.1'];
 
 export class BenchServerError extends Error {
   code = 'BENCH_ERR_SERVER';

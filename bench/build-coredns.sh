@@ -5,12 +5,12 @@
 # Idempotent: does nothing when the binary exists. `go install` writes into a temp GOBIN that is renamed into
 # place, so an interrupted build never leaves a binary the benchmark would trust.
 #
-# v1.13.2 is the newest v1.13.x the module proxy served when this was written (bench/api-servers.ts looks for
+# v1.15.0 is the newest the module proxy served when the hostile benchmark was written (v1.13.x before it; bench/api-servers.ts looks for
 # the same versions). First build: a few minutes and ~500 MB of modules.
 # Environment: KUBE_DNS_TS_CACHE (cache root), COREDNS_VERSIONS (candidates tried in order, newest first).
 set -euo pipefail
 
-COREDNS_VERSIONS=${COREDNS_VERSIONS:-"v1.13.2 v1.13.1"}
+COREDNS_VERSIONS=${COREDNS_VERSIONS:-"v1.15.0 v1.13.2 v1.13.1"}
 CACHE_ROOT=${KUBE_DNS_TS_CACHE:-$HOME/.cache/kube-dns-ts}
 
 log() { printf '[build-coredns %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }

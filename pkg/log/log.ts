@@ -16,6 +16,10 @@ export interface Logger {
 let verbosity = 0;
 let sink: (line: string) => void = (line) => process.stderr.write(line);
 
+// Output whose reader is gone (the supervisor that read our pipe died) must not take the process
+// down mid-shutdown: EPIPE on stderr or stdout is dropped, and the program goes on stopping in order.
+for (const stream of [process.stderr, process.stdout]) stream.on('error', () => {});
+
 export function setVerbosity(v: number): void {
   verbosity = v;
 }

@@ -8,6 +8,7 @@ import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Logger } from '../log/log.ts';
 import type { ChildCommand } from './exec.ts';
+import { SUPERVISOR_ENV } from '../signals/shutdown.ts';
 
 export interface Backoff {
   /** First wait after an unexpected exit; doubled after each, up to maxMs. */
@@ -169,7 +170,9 @@ export class Supervisor {
   private spawnChild(): void {
     const { file, prefix, name, ready } = this.command;
     // Its own process group: a Ctrl-C to ours reaches only us, and we stop the child in order.
-    const proc = spawn(file, [...prefix, ...this.args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    // SUPERVISOR_ENV: our programs stop by themselves should this process die without stopping them.
+    const env = { ...process.env, [SUPERVISOR_ENV]: String(process.pid) };
+    const proc = spawn(file, [...prefix, ...this.args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
     let settle!: (e: ChildExit) => void;
     const run: Run = {
       proc,
