@@ -309,7 +309,7 @@ async function startNanny(dir: string, forwarder: Forwarder, upstreamPort: numbe
   const keep = (d: Buffer) => (out += d.toString());
   child.stdout!.on('data', keep);
   const marks: [RestartEvent, RegExp][] = [
-    ['stopping', /stopping the child for a restart/],
+    ['stopping', /stopping the child for a restart|stopping the old child/],
     ['stopped', /child stopped/],
     ['started', /child started pid=/],
     ['ready', CHILD_READY[forwarder]],

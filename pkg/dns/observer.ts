@@ -9,7 +9,7 @@ export interface ServerObserver {
   response?(qtype: number, rcode: number, transport: Transport, seconds: number, fromCache: boolean): void;
   /** Reasons: 'short', 'qdcount', 'counts', 'label', 'name-too-long', 'question-pointer', 'not-opt', 'bad-opt', 'tcp-frame-length'. */
   malformed?(reason: string): void;
-  /** Reasons: 'response-packet' (QR=1), 'tcp-cap', 'handler' (the handler returned null), 'closing'. */
+  /** Reasons: 'response-packet' (QR=1), 'tcp-cap', 'handler' (the handler returned null). */
   dropped?(reason: string): void;
   truncated?(): void;
   /** The handler threw or rejected, or its answer could not be encoded: the client got SERVFAIL. */

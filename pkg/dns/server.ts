@@ -99,6 +99,11 @@ export interface DnsServerOptions {
   maxTcpPipelined?: number;
   /** SO_RCVBUF to ask for (bounded by net.core.rmem_max); failure is ignored. Default 4 MiB. */
   udpRecvBufferSize?: number;
+  /**
+   * Bind UDP and TCP with SO_REUSEPORT: a successor process can bind the same port and serve beside
+   * this one before it closes (dnscache under the nanny: a restart that loses no query). Default false.
+   */
+  reusePort?: boolean;
 }
 
 export interface ServerStats {
@@ -166,6 +171,7 @@ export class DnsServer {
       maxTcpConnections: options.maxTcpConnections ?? 1_000,
       maxTcpPipelined: options.maxTcpPipelined ?? 100,
       udpRecvBufferSize: options.udpRecvBufferSize ?? 4 * 1024 * 1024,
+      reusePort: options.reusePort ?? false,
     };
     this.cache = options.answerCache ?? new AnswerCache({ maxBytes: this.opts.answerCacheBytes });
     this.onCacheHit = options.onCacheHit;
@@ -195,7 +201,11 @@ export class DnsServer {
     this.cache.clear();
   }
 
-  /** Stops taking queries, lets those in flight finish (up to drainMs), then closes the sockets. */
+  /**
+   * Stops taking TCP connections, lets the queries in flight finish (up to drainMs), then closes the
+   * sockets. UDP queries that arrive meanwhile are still answered: the clients of a server being
+   * replaced (a successor on the same port, a pod going away) are not dropped while it drains.
+   */
   async close(drainMs = 5000): Promise<void> {
     if (this.closing) return;
     this.closing = true;
@@ -218,6 +228,7 @@ export class DnsServer {
       onQuery: (msg, address, port, via) => this.safeQuery(msg, address, port, via),
       onError: (err) => this.observer.socketError?.('udp', err),
       recvBufferSize: this.opts.udpRecvBufferSize,
+      reusePort: this.opts.reusePort,
     });
   }
 
@@ -237,6 +248,7 @@ export class DnsServer {
       frameTimeoutMs: this.opts.tcpFrameTimeoutMs,
       maxConnections: this.opts.maxTcpConnections,
       maxPipelined: this.opts.maxTcpPipelined,
+      reusePort: this.opts.reusePort,
     });
   }
 
@@ -273,10 +285,6 @@ export class DnsServer {
   private query(req: Buffer, address: string, port: number, via: Responder): void {
     this.stats.queries++;
     const started = this.observer.response !== undefined ? performance.now() : 0;
-    if (this.closing && via.transport === 'udp') {
-      this.drop('closing');
-      return via.skip();
-    }
     if (req.length < HEADER_SIZE) {
       this.malformed('short');
       return via.skip();

@@ -24,6 +24,8 @@ export interface TcpOptions {
   frameTimeoutMs: number;
   maxConnections: number;
   maxPipelined: number;
+  /** SO_REUSEPORT (see DnsServerOptions.reusePort). */
+  reusePort: boolean;
 }
 
 export class TcpListener {
@@ -44,7 +46,7 @@ export class TcpListener {
     return new Promise((resolve, reject) => {
       const onError = (err: Error): void => reject(err);
       this.server.once('error', onError);
-      this.server.listen({ host: address, port, exclusive: true }, () => {
+      this.server.listen({ host: address, port, exclusive: true, reusePort: this.opts.reusePort }, () => {
         this.server.off('error', onError);
         resolve((this.server.address() as net.AddressInfo).port);
       });

@@ -8,6 +8,8 @@ export interface UdpOptions {
   onQuery(msg: Buffer, address: string, port: number, via: Responder): void;
   onError(err: unknown): void;
   recvBufferSize: number;
+  /** SO_REUSEPORT (see DnsServerOptions.reusePort). */
+  reusePort: boolean;
 }
 
 /**
@@ -31,7 +33,7 @@ export class UdpListener implements Responder {
 
   constructor(address: string, opts: UdpOptions) {
     this.opts = opts;
-    this.socket = dgram.createSocket({ type: address.includes(':') ? 'udp6' : 'udp4', lookup: literalLookup });
+    this.socket = dgram.createSocket({ type: address.includes(':') ? 'udp6' : 'udp4', lookup: literalLookup, reusePort: opts.reusePort });
     // Whatever the socket reports (receive errors) is counted here; it must never crash us.
     this.socket.on('error', (err) => opts.onError(err));
     this.socket.on('message', (msg, rinfo) => opts.onQuery(msg, rinfo.address, rinfo.port, this));

@@ -22,6 +22,11 @@ export interface DnscacheConfig {
   cacheSize: number;
   /** --cache-bytes (ours): what the cached answers may take, whatever their count; 0 disables the cache. */
   cacheBytes: number;
+  /**
+   * --reuse-port (ours): bind with SO_REUSEPORT, so a successor can serve beside this process before
+   * it stops (the nanny's restarts). Off: a second process on the port fails, as dnsmasq does.
+   */
+  reusePort: boolean;
   noNegcache: boolean;
   /** Seconds a negative answer without an SOA is kept; 0 = not kept. */
   negTtl: number;
@@ -122,6 +127,7 @@ const options: Record<string, OptionSpec> = {
   'bind-interfaces': { kind: 'flag', apply: (c) => (c.bindInterfaces = true) },
   'cache-size': { kind: 'value', apply: (c, v, n) => (c.cacheSize = int(n, v)) },
   'cache-bytes': { kind: 'value', apply: (c, v, n) => (c.cacheBytes = byteSize(n, v)) },
+  'reuse-port': { kind: 'flag', apply: (c) => (c.reusePort = true) },
   'no-negcache': { kind: 'flag', apply: (c) => (c.noNegcache = true) },
   'neg-ttl': { kind: 'value', apply: (c, v, n) => (c.negTtl = int(n, v)) },
   'min-cache-ttl': { kind: 'value', apply: (c, v, n) => (c.minCacheTtl = Math.min(int(n, v), MIN_CACHE_TTL_LIMIT)) },
@@ -164,6 +170,7 @@ export function defaultConfig(): DnscacheConfig {
     bindInterfaces: false,
     cacheSize: 150,
     cacheBytes: DEFAULT_CACHE_BYTES,
+    reusePort: false,
     noNegcache: false,
     negTtl: 0,
     minCacheTtl: 0,

@@ -105,7 +105,7 @@ export async function runDnscache(c: DnscacheConfig, log: Logger): Promise<Runni
   const addresses = c.listenAddresses.length > 0 ? c.listenAddresses : ['0.0.0.0'];
   // One cache for every address: a question asked on one is a hit on all.
   const onCacheHit = c.logQueries ? handler.logHit : undefined;
-  const servers = addresses.map((address) => new DnsServer({ handler: handler.handle, address, port: c.port, answerCache: cache, onCacheHit }));
+  const servers = addresses.map((address) => new DnsServer({ handler: handler.handle, address, port: c.port, answerCache: cache, onCacheHit, reusePort: c.reusePort }));
   const listening: { address: string; port: number }[] = [];
   try {
     for (const s of servers) listening.push(await s.listen());

@@ -43,9 +43,11 @@ const NO_RESOLV = new Set(['--no-resolv', '-R']);
  * The child's command line. --no-resolv only when the ConfigMap has upstreams (otherwise the child
  * falls back to its resolv.conf, as in the original), and not twice when the args already say so.
  */
-export function childArgs(rest: readonly string[], serversFile: string, hasUpstreams: boolean): string[] {
+export function childArgs(rest: readonly string[], serversFile: string, hasUpstreams: boolean, startsBeside = false): string[] {
   const args = [...rest, `--servers-file=${serversFile}`];
   if (hasUpstreams && !rest.some((a) => NO_RESOLV.has(a))) args.push('--no-resolv');
+  // A child that a replacement may start beside (dnscache) shares its port with it meanwhile.
+  if (startsBeside && !rest.includes('--reuse-port')) args.push('--reuse-port');
   // The child's log comes to the nanny (prefixed, and its ready line seen) unless the args send it
   // elsewhere: dnsmasq's default, syslog, is nowhere in a container.
   if (logFacility(rest) === null) args.push('--log-facility=-');

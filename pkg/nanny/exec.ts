@@ -17,6 +17,12 @@ export interface ChildCommand {
    * null for a program we do not know: it counts as ready a while after it starts.
    */
   ready: RegExp | null;
+  /**
+   * A replacement may start beside the running child and take over its port (dnscache with
+   * `--reuse-port`, which the nanny adds): a restart then loses no query. dnsmasq cannot: the old
+   * one must be gone before the new one binds.
+   */
+  startsBeside: boolean;
 }
 
 const SCRIPT = new Set(['.js', '.ts', '.mjs', '.mts']);
@@ -64,12 +70,13 @@ export function childCommand(exec: string, nodePath = process.execPath): ChildCo
   // A known program is waited for however slowly it starts (a loaded node can take seconds): a
   // SIGHUP before its handlers are set would end it.
   const ready = name === 'dnsmasq' ? /started, version/ : name === 'dnscache' ? /listening address=/ : null;
-  if (!SCRIPT.has(extname(exec))) return { file: exec, prefix: [], name, ready };
+  const startsBeside = name === 'dnscache';
+  if (!SCRIPT.has(extname(exec))) return { file: exec, prefix: [], name, ready, startsBeside };
   let flags: string[];
   try {
     flags = shebangNodeFlags(firstLine(exec));
   } catch {
-    return { file: exec, prefix: [], name, ready };
+    return { file: exec, prefix: [], name, ready, startsBeside };
   }
-  return { file: nodePath, prefix: [...flags, exec], name, ready };
+  return { file: nodePath, prefix: [...flags, exec], name, ready, startsBeside };
 }

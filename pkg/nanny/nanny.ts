@@ -89,7 +89,7 @@ export async function runNanny(o: NannyOptions): Promise<RunningNanny> {
     const resolved = await resolver.servers(config);
     if (closing) return;
     unresolved = resolved.unresolved.length;
-    const next: ChildPlan = { args: childArgs(o.childArgs, serversFile, config.upstreamNameservers.length > 0), servers: serversFileText(resolved.entries) };
+    const next: ChildPlan = { args: childArgs(o.childArgs, serversFile, config.upstreamNameservers.length > 0, o.command.startsBeside), servers: serversFileText(resolved.entries) };
     const fields = { servers: resolved.entries.length, unresolved: unresolved || undefined };
     // The child keeps its command line; only the servers-file changes under it.
     const reloadServers = () => {

@@ -1,7 +1,8 @@
-// The child's life: start it, pass its output on (prefixed), signal it, replace it (the old one gone
-// before the new one starts, so it can bind the same port: kubernetes/dns#419), and start it again
+// The child's life: start it, pass its output on (prefixed), signal it, replace it, and start it again
 // after an unexpected exit, with backoff. Too many failures in a short window is a crash loop: then
-// the owner is told, and the pod's restart policy takes over.
+// the owner is told, and the pod's restart policy takes over. A replacement starts beside the old
+// child when the command allows it (dnscache shares its port: no query is lost), else once the old
+// one is gone, so it can bind the same port (dnsmasq; kubernetes/dns#419).
 
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -60,6 +61,9 @@ interface Run {
   proc: ChildProcess;
   startedAt: number;
   ready: boolean;
+  /** Resolves when the child is ready or has ended, whichever comes first (`settle` resolves it). */
+  settled: Promise<void>;
+  settle: () => void;
   readyTimer: NodeJS.Timeout | undefined;
   /** A SIGHUP asked for before the child could take it. */
   pendingReload: boolean;
@@ -94,6 +98,8 @@ export class Supervisor {
   private readonly onCrashLoop: (reason: string) => void;
   private args: string[] = [];
   private run: Run | null = null;
+  /** The child being replaced while its successor starts beside it. */
+  private retiring: Run | null = null;
   private retryTimer: NodeJS.Timeout | undefined;
   private delayMs: number;
   /** Times of recent unexpected exits. */
@@ -126,13 +132,26 @@ export class Supervisor {
   }
 
   /**
-   * The child with a new command line: the old one stopped and gone first. While a crashed child
-   * waits out its backoff, only the arguments change (the retry uses them).
+   * The child with a new command line. A command that `startsBeside` gets the new child started
+   * first and the old one stopped once the new one is ready (or has failed: its backoff follows);
+   * otherwise the old one is stopped and gone first. While a crashed child waits out its backoff,
+   * only the arguments change (the retry uses them).
    */
   async restart(args: string[]): Promise<void> {
     this.args = args;
     if (this.run === null || this.stopped) return;
     const old = this.run;
+    if (this.command.startsBeside && old.ready && !old.ended) {
+      this.log.info('starting the new child beside the old one', { pid: old.proc.pid });
+      this.retiring = old;
+      this.stats.configRestarts++;
+      this.spawnChild();
+      await this.run!.settled;
+      this.log.info('stopping the old child', { pid: old.proc.pid });
+      await this.terminate(old);
+      this.retiring = null;
+      return;
+    }
     this.log.info('stopping the child for a restart', { pid: old.proc.pid });
     await this.terminate(old);
     if (this.stopped) return;
@@ -163,8 +182,10 @@ export class Supervisor {
   async stop(): Promise<ChildExit | null> {
     this.stopped = true;
     clearTimeout(this.retryTimer);
-    if (this.run === null) return null;
-    return this.terminate(this.run);
+    const retiring = this.retiring !== null ? this.terminate(this.retiring) : null;
+    const exit = this.run === null ? null : await this.terminate(this.run);
+    await retiring;
+    return exit;
   }
 
   private spawnChild(): void {
@@ -174,10 +195,13 @@ export class Supervisor {
     const env = { ...process.env, [SUPERVISOR_ENV]: String(process.pid) };
     const proc = spawn(file, [...prefix, ...this.args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
     let settle!: (e: ChildExit) => void;
+    let settleReady!: () => void;
     const run: Run = {
       proc,
       startedAt: Date.now(),
       ready: false,
+      settled: new Promise((resolve) => (settleReady = resolve)),
+      settle: () => settleReady(),
       readyTimer: undefined,
       pendingReload: false,
       expected: false,
@@ -189,6 +213,7 @@ export class Supervisor {
       if (run.ended) return;
       run.ended = true;
       clearTimeout(run.readyTimer);
+      run.settle();
       settle(exit);
       this.exited(run, exit);
     };
@@ -214,6 +239,7 @@ export class Supervisor {
     if (run.ready || run.ended) return;
     run.ready = true;
     clearTimeout(run.readyTimer);
+    run.settle();
     if (run.pendingReload) this.sendReload(run);
   }
 

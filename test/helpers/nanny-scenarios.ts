@@ -5,7 +5,9 @@
 import type { Test } from 'tap';
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { createSocket } from 'node:dgram';
 import { answers, dig } from './dig.ts';
+import { makeQuery } from './packets.ts';
 import { startDnsmasq } from './dnsmasq.ts';
 import { eventually } from './eventually.ts';
 import { CHILD_READY, isAlive, startNanny } from './nanny.ts';
@@ -21,6 +23,26 @@ export const WITHIN_RESTART = 6000;
 
 const upstreamsJson = (...ports: number[]) => JSON.stringify(ports.map((p) => `127.0.0.1:${p}`));
 const stubJson = (domain: string, port: number) => JSON.stringify({ [domain]: [`127.0.0.1:${port}`] });
+
+/**
+ * Sends an A query for `name` every 5 ms from one UDP socket until stop(); stop() waits a second for
+ * the last answers and says how many of those sent were answered (by ID).
+ */
+function keepAsking(t: T, port: number, name: string): { stop(): Promise<{ sent: number; answered: number }> } {
+  const sock = createSocket('udp4');
+  t.teardown(() => sock.close());
+  const answeredIds = new Set<number>();
+  sock.on('message', (msg) => answeredIds.add(msg.readUInt16BE(0)));
+  let id = 0;
+  const timer = setInterval(() => sock.send(makeQuery(name, ++id), port, '127.0.0.1'), 5);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await new Promise((r) => setTimeout(r, 1000));
+      return { sent: id, answered: answeredIds.size };
+    },
+  };
+}
 
 /** Resolves once `name` is answered with exactly `address` (while a child restarts, dig may find no one there). */
 async function answersWith(port: number, name: string, address: string, ms: number): Promise<void> {
@@ -88,19 +110,29 @@ export function nannyScenarios(t: T, child: Child): void {
     t.equal(n.childPids().length, 1);
   });
 
-  t.test('upstreams none → some adds --no-resolv: a restart that waits for the old child, on the same port', async (t) => {
+  const order = child === 'dnscache' ? 'the new child beside the old one, no query lost' : 'a restart that waits for the old child';
+  t.test(`upstreams none → some adds --no-resolv: ${order}, on the same port`, async (t) => {
     const { u1, stub } = await servers(t);
     const n = await startNanny(t, { child, files: { stubDomains: stubJson('corp.test', stub.port) } });
     t.same(answers(await dig(n.dnsPort, 'db.corp.test')), ['192.0.2.10']);
     const [first] = n.childPids();
 
+    // A client asking all along, a query every 5 ms, each given a second to be answered.
+    const asking = keepAsking(t, n.dnsPort, 'db.corp.test');
     n.writeConfig({ upstreamNameservers: upstreamsJson(u1.port) });
     await answersWith(n.dnsPort, 'www.example.com', '192.0.2.1', WITHIN_RESTART);
+    await eventually(() => !isAlive(first), 'the old child gone', 8000);
+    const { sent, answered } = await asking.stop();
     const pids = n.childPids();
     t.equal(pids.length, 2, 'one new child');
-    t.notOk(isAlive(first), 'the old child is gone');
     const out = n.program.output();
-    t.ok(out.indexOf(`child stopped pid=${first}`) < out.indexOf(`child started pid=${pids[1]}`), 'the old child exited before the new one started');
+    if (child === 'dnscache') {
+      t.ok(out.indexOf(`child started pid=${pids[1]}`) < out.indexOf(`child stopped pid=${first}`), 'the new child started before the old one stopped');
+      t.match(out, /starting the new child beside the old one/);
+      t.equal(answered, sent, `every one of ${sent} queries sent during the restart answered`);
+    } else {
+      t.ok(out.indexOf(`child stopped pid=${first}`) < out.indexOf(`child started pid=${pids[1]}`), 'the old child exited before the new one started');
+    }
     t.match(out, /command line changed: restarting the child/);
     t.match(out, new RegExp(`child started pid=${pids[1]} .*--servers-file=\\S+ --no-resolv`));
     t.same(answers(await dig(n.dnsPort, 'db.corp.test')), ['192.0.2.10'], 'the stub domain came along');

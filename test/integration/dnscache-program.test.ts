@@ -230,6 +230,16 @@ t.test('a port already taken: exit 1 with the reason', async (t) => {
   t.match(second.output(), /cannot start.*EADDRINUSE/);
 });
 
+t.test('--reuse-port: a second dnscache serves beside the first on its port, and alone once the first stops', async (t) => {
+  const u = await upstream(t);
+  const first = await dnscache(t, [`--server=127.0.0.1#${u.port}`, '--reuse-port']);
+  const second = startProgram(t, 'dnscache', ['-k', `--port=${first.port}`, '--listen-address=127.0.0.1', '--no-resolv', '--log-facility=-', `--server=127.0.0.1#${u.port}`, '--reuse-port']);
+  await second.waitFor(/listening address=127\.0\.0\.1/);
+  t.equal(await first.p.stop(), 0);
+  t.same(answers(await dig(first.port, 'www.example.com')), ['192.0.2.53'], 'UDP, by the second');
+  t.same(answers(await dig(first.port, 'www.example.com', 'A', ['+tcp'])), ['192.0.2.53'], 'TCP too');
+});
+
 t.test('SIGHUP re-reads --servers-file and clears the cache; SIGUSR1 logs statistics; --log-queries', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'kdt-dnscache-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));

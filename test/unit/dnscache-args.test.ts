@@ -42,6 +42,11 @@ t.test('--cache-bytes (ours): bytes, or Kubernetes-style Ki/Mi/Gi and k/M/G', as
   t.equal(parseArgs(['--cache-bytes=0']).cacheBytes, 0);
 });
 
+t.test('--reuse-port (ours, added by the nanny): off unless given', async (t) => {
+  t.equal(defaultConfig().reusePort, false);
+  t.equal(parseArgs(['--reuse-port']).reusePort, true);
+});
+
 t.test('errors name the option', async (t) => {
   const cases: [string[], string][] = [
     [['--dnssec'], 'dnssec'],

@@ -5,7 +5,7 @@ import { childArgs, dnsmasqAddress, kubednsDomains, logFacility, planChange, ser
 import type { ServerEntry } from '../../pkg/nanny/args.ts';
 import { parseStubServer, parseUpstream } from '../../pkg/config/config.ts';
 import { parseServersFile } from '../../pkg/dnscache/args.ts';
-import { programName, shebangNodeFlags } from '../../pkg/nanny/exec.ts';
+import { childCommand, programEntry, programName, shebangNodeFlags } from '../../pkg/nanny/exec.ts';
 import { parseListenAddress } from '../../pkg/nanny/http.ts';
 
 const MANIFEST = ['-k', '--cache-size=1000', '--no-negcache', '--dns-loop-detect', '--log-facility=-', '--server=/cluster.local/127.0.0.1#10053', '--server=/in-addr.arpa/127.0.0.1#10053', '--server=/ip6.arpa/127.0.0.1#10053'];
@@ -52,6 +52,8 @@ t.test("the child's log comes to the nanny (--log-facility=-) unless its args se
     t.same(childArgs(given, '/s', false), [...given, '--servers-file=/s'], `${given.join(' ')} kept`);
   }
   t.equal(logFacility(['-k']), null);
+  t.same(childArgs(['-k'], '/s', false, true), ['-k', '--servers-file=/s', '--reuse-port', '--log-facility=-'], 'a child started beside its successor (dnscache) shares its port');
+  t.same(childArgs(['-k', '--reuse-port'], '/s', false, true), ['-k', '--reuse-port', '--servers-file=/s', '--log-facility=-'], 'not twice');
   t.equal(logFacility(['--log-facility', 'DAEMON']), 'DAEMON');
   t.equal(logFacility(['-8/var/log/d']), '/var/log/d');
   t.equal(logFacility(['--log-facility=LOCAL0', '-8', '-']), '-', 'the last one wins, as in dnsmasq');
@@ -102,4 +104,9 @@ t.test('-metricsAddress', async (t) => {
   t.same(parseListenAddress('[::1]:9000'), { host: '::1', port: 9000 });
   t.type(parseListenAddress('10056'), 'string');
   t.type(parseListenAddress('host:70000'), 'string');
+});
+
+t.test('which children a replacement may start beside: our dnscache, not dnsmasq', async (t) => {
+  t.equal(childCommand(programEntry('dnscache')).startsBeside, true);
+  t.equal(childCommand('/usr/sbin/dnsmasq').startsBeside, false);
 });
