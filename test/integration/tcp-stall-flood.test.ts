@@ -5,40 +5,19 @@
 
 import t from 'tap';
 import type { Test } from 'tap';
-import { connect } from 'node:net';
-import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { dig } from '../helpers/dig.ts';
 import { startDnsmasq } from '../helpers/dnsmasq.ts';
 import { startKubeDns, yamlDocs, service } from '../helpers/kubedns.ts';
 import { startProgram } from '../helpers/process.ts';
 import { scrape, sample } from '../helpers/sidecar.ts';
-import { frame } from '../../pkg/dns/frames.ts';
-import { query } from '../helpers/dns-server.ts';
+import { stallFlood } from '../helpers/stall.ts';
 
 const STALLED = 1500;
 
-/** Opens `n` connections that each stall: even ones after half a query, odd ones after a 65,535-byte promise. */
-async function stallFlood(t: Test, port: number, n: number): Promise<Socket[]> {
-  const half = frame(query('kubernetes.default.svc.cluster.local', 1, 1)).subarray(0, 12);
-  const sockets: Socket[] = [];
-  t.teardown(() => sockets.forEach((s) => s.destroy()));
-  for (let i = 0; i < n; i += 100) {
-    await Promise.all(
-      Array.from({ length: Math.min(100, n - i) }, (_, j) =>
-        new Promise<void>((resolve) => {
-          const s = connect(port, '127.0.0.1');
-          sockets.push(s);
-          s.on('error', () => resolve()); // refused or reset: part of the flood either way
-          s.once('connect', () => {
-            s.write((i + j) % 2 === 0 ? half : Buffer.from([0xff, 0xff, 0]));
-            resolve();
-          });
-        }),
-      ),
-    );
-  }
-  return sockets;
+async function flood(t: Test, port: number): Promise<void> {
+  const f = await stallFlood(port, STALLED);
+  t.teardown(() => f.close());
 }
 
 /** dig over TCP with one 2 s try; how long it took, and what it got. */
@@ -56,7 +35,7 @@ const cluster = yamlDocs(service('default', 'kubernetes', 'clusterIP: 10.96.0.1\
 
 t.test('kube-dns answers a new TCP client during a stalled-connection flood', async (t) => {
   const kd = await startKubeDns(t, { clusterYaml: cluster });
-  await stallFlood(t, kd.dnsPort, STALLED);
+  await flood(t, kd.dnsPort);
   for (let i = 0; i < 3; i++) {
     const r = await tcpAnswer(kd.dnsPort, 'kubernetes.default.svc.cluster.local');
     t.equal(r.status, 'NOERROR', `TCP client ${i + 1} answered`);
@@ -71,7 +50,7 @@ t.test('dnscache answers a new TCP client during a stalled-connection flood', as
   const up = await startDnsmasq(t, ['192.0.2.53 www.example.com'], ['--local-ttl=60']);
   const p = startProgram(t, 'dnscache', ['-k', '--port=0', '--listen-address=127.0.0.1', '--no-resolv', '--log-facility=-', `--server=127.0.0.1#${up.port}`]);
   const port = Number((await p.waitFor(/listening address=127\.0\.0\.1 port=(\d+)/))[1]);
-  await stallFlood(t, port, STALLED);
+  await flood(t, port);
   for (let i = 0; i < 3; i++) {
     const r = await tcpAnswer(port, 'www.example.com');
     t.equal(r.status, 'NOERROR', `TCP client ${i + 1} answered`);
