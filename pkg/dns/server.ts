@@ -132,6 +132,12 @@ export const DEFAULT_ANSWER_CACHE_BYTES = 16 * 1024 * 1024;
 const SHARED_KEY = '\xff';
 /** Tries to find a port free for both UDP and TCP when asked for port 0. */
 const PORT_ATTEMPTS = 20;
+/**
+ * How long close() waits for queries in flight. Shorter than the 5 s our supervisors (the nanny, the
+ * local pod) allow after SIGTERM: a forward to an upstream that is gone (kube-dns stopping beside
+ * dnscache) must not turn a clean stop into a SIGKILL.
+ */
+export const DEFAULT_DRAIN_MS = 3000;
 
 export class DnsServer {
   readonly stats: ServerStats = {
@@ -206,7 +212,7 @@ export class DnsServer {
    * sockets. UDP queries that arrive meanwhile are still answered: the clients of a server being
    * replaced (a successor on the same port, a pod going away) are not dropped while it drains.
    */
-  async close(drainMs = 5000): Promise<void> {
+  async close(drainMs = DEFAULT_DRAIN_MS): Promise<void> {
     if (this.closing) return;
     this.closing = true;
     const stopTcp = this.tcp?.stopAccepting();

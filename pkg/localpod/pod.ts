@@ -35,6 +35,11 @@ export interface LocalPod {
 const KILL_AFTER_MS: Record<ProgramName, number> = { 'kube-dns': 5000, 'dnsmasq-nanny': 8000, sidecar: 5000 };
 const POLL_MS = 100;
 const STAGES: readonly (readonly ProgramName[])[] = [['kube-dns', 'dnsmasq-nanny'], ['sidecar']];
+/**
+ * Stopped one after another, each before what it asks: the sidecar probes the other two, and dnscache
+ * forwards to kube-dns (stopped together, dnscache's forwards in flight would wait on nobody).
+ */
+const STOP_ORDER: readonly ProgramName[] = ['sidecar', 'dnsmasq-nanny', 'kube-dns'];
 
 interface PodProgram {
   name: ProgramName;
@@ -94,13 +99,13 @@ export function createLocalPod(o: LocalPodOptions, deps: LocalPodDeps): LocalPod
     },
     async close() {
       closing = true;
-      const exits = await Promise.all(programs.map((p) => p.supervisor.stop()));
       let clean = true;
-      exits.forEach((exit, i) => {
-        if (stoppedCleanly(exit)) return;
+      for (const name of STOP_ORDER) {
+        const exit = await programs.find((p) => p.name === name)!.supervisor.stop();
+        if (stoppedCleanly(exit)) continue;
         clean = false;
-        log.warn('did not stop cleanly', { program: programs[i].name, how: describeExit(exit!) });
-      });
+        log.warn('did not stop cleanly', { program: name, how: describeExit(exit!) });
+      }
       return clean;
     },
   };

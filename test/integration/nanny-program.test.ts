@@ -11,6 +11,9 @@ import { eventually } from '../helpers/eventually.ts';
 import { startNanny } from '../helpers/nanny.ts';
 import { WITHIN_SYNC } from '../helpers/nanny-scenarios.ts';
 import { startProgram } from '../helpers/process.ts';
+import { udpClient } from '../helpers/clients.ts';
+import { makeQuery } from '../helpers/packets.ts';
+import { blackhole } from '../helpers/upstreams.ts';
 
 t.test('bad flags: exit 2 naming the flag', async (t) => {
   const cases = [
@@ -88,4 +91,17 @@ t.test('a child that cannot run: started again with backoff, then the nanny exit
   t.equal(await p.exited, 1);
   t.equal((p.output().match(/child exited unexpectedly how="could not start: spawn \/nonexistent\/dnsmasq ENOENT"/g) ?? []).length, 5);
   t.match(p.output(), /E dnsmasq-nanny: the child keeps failing, giving up reason="the child failed 5 times within 120s/);
+});
+
+t.test('SIGTERM while queries wait on an upstream that never answers: dnscache drains within its grace, the nanny exits 0', async (t) => {
+  // As when the whole pod stops at once: dnscache's forwards to kube-dns find nobody there.
+  const silent = await blackhole(t);
+  const n = await startNanny(t, { childArgs: [`--server=127.0.0.1#${silent.port}`] });
+  const client = await udpClient(t);
+  const asking = setInterval(() => client.send(makeQuery(`q${silent.ids.length}.example.org`, silent.ids.length & 0xffff), n.dnsPort), 50);
+  t.teardown(() => clearInterval(asking));
+  await eventually(() => silent.ids.length >= 3, 'forwards in flight', 3000);
+  t.equal(await n.program.stop(), 0);
+  t.notMatch(n.program.output(), /did not stop after SIGTERM/, 'nothing killed');
+  t.match(n.program.output(), /dnscache: child stopped pid=\d+ how="exit code 0"/);
 });
