@@ -78,6 +78,20 @@ export async function startCoreDns(bin: string, dir: string, kubeconfig: string)
   return whenReady('coredns', daemon, port, `http://127.0.0.1:${readyPort}/ready`, startedAt);
 }
 
+/**
+ * CoreDNS with one server block on a free port: `body` is the block's plugins (besides bind and
+ * ready), e.g. `file <zone file> cluster.local` or `cache 30` + `forward . 127.0.0.1:<port>`.
+ */
+export async function startCoreDnsWith(bin: string, dir: string, name: string, body: string): Promise<ApiDnsServer> {
+  const port = await freePort();
+  const readyPort = await freePort();
+  const corefile = join(dir, `Corefile-${name}`);
+  writeFileSync(corefile, `.:${port} {\n  bind 127.0.0.1\n  ready 127.0.0.1:${readyPort}\n${body.trim().split('\n').map((l) => `  ${l}`).join('\n')}\n}\n`);
+  const startedAt = performance.now();
+  const daemon = startDaemon(bin, ['-conf', corefile], join(dir, `${name}.log`));
+  return whenReady(name, daemon, port, `http://127.0.0.1:${readyPort}/ready`, startedAt);
+}
+
 /** Waits for the server's readiness URL; a server that never gets ready is stopped. */
 async function whenReady(name: ApiDnsServer['name'], daemon: Daemon, port: number, url: string, startedAt: number): Promise<ApiDnsServer> {
   try {

@@ -7,7 +7,7 @@
 //     a /24); after each POST returns, both servers are asked AAAA until the name answers.
 // Writes bench/results/api-<date>.{json,md}. Exits 0 without running when the API server binaries are missing.
 
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { binariesAvailable, startBenchCluster } from './api-cluster.ts';
@@ -18,7 +18,8 @@ import type { ApiDnsServer } from './api-servers.ts';
 import { dnsperf } from './dnsperf.ts';
 import type { PerfResult } from './dnsperf.ts';
 import { makeCluster } from './fixtures.ts';
-import { repoRoot, rssMiB } from './servers.ts';
+import { rssMiB } from './servers.ts';
+import { writeResults } from './report.ts';
 
 const SERVICES = Number(process.env.BENCH_API_SERVICES ?? 10_000);
 const ENDPOINTS_PER_SERVICE = 5;
@@ -147,9 +148,4 @@ ${objects.length} objects (${SERVICES} headless Services, one EndpointSlice of $
 
 ${table}
 `;
-const stamp = when.replace(/[:.]/g, '-');
-const resultsDir = join(repoRoot, 'bench/results');
-mkdirSync(resultsDir, { recursive: true });
-writeFileSync(join(resultsDir, `api-${stamp}.json`), JSON.stringify({ when, node: process.version, cpus: cpus().length, coredns, services: SERVICES, endpoints: fixture.endpoints, changes: CHANGES, rounds: ROUNDS, seconds: SECONDS, createMs, goals: GOALS, goalsMet: goals, figures }, null, 2) + '\n');
-writeFileSync(join(resultsDir, `api-${stamp}.md`), md);
-console.log('\n' + md);
+writeResults('api', when, { node: process.version, cpus: cpus().length, coredns, services: SERVICES, endpoints: fixture.endpoints, changes: CHANGES, rounds: ROUNDS, seconds: SECONDS, createMs, goals: GOALS, goalsMet: goals, figures }, md);

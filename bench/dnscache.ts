@@ -4,28 +4,27 @@
 //      Node UDP socket (bench/bare-udp.ts) as the ceiling for any Node server here;
 //   2. the latency a cache miss adds: never-asked names, one at a time, through each cache, minus
 //      the same number straight to the upstream;
-//   3. queries lost while the config changes, through dnsmasq-nanny (bench/dnscache-config.ts).
+// (Queries lost while the nanny applies config changes moved to the hostile part, bench/hostile.ts.)
 // Writes bench/results/dnscache-<date>.{json,md}. Ratios matter: the machine may be shared.
 //
 // Env: BENCH_ROUNDS (3), BENCH_SECONDS (6), BENCH_DNSCACHE_NAMES (2000), BENCH_MISSES (3000; 0 skips
 // part 2), BENCH_DNSCACHE_CPU_PROF=<dir> (run dnscache under --cpu-prof; read the profile with
-// bench/dnscache-profile.ts); part 3's BENCH_CONFIG (0 skips it), BENCH_CONFIG_CHANGES, _RATE, _SECONDS.
+// bench/dnscache-profile.ts).
 
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { makeCluster } from './fixtures.ts';
 import { dnsperf } from './dnsperf.ts';
 import type { PerfResult } from './dnsperf.ts';
-import { cpuTimeMs, repoRoot, rssMiB, startBareUdp, startDnsmasq } from './servers.ts';
+import { cpuTimeMs, rssMiB, startBareUdp, startDnsmasq } from './servers.ts';
+import { inTempDir, writeResults } from './report.ts';
 import type { Running } from './servers.ts';
 import { cacheArgs, startDnscache, startDnsmasqCache } from './dnscache-servers.ts';
 import { quantile, timeMisses } from './dnscache-miss.ts';
 import type { MissTimes } from './dnscache-miss.ts';
 import { freePort } from '../test/helpers/ports.ts';
-import { CONFIG_ENABLED, benchConfigChanges, configReport } from './dnscache-config.ts';
-import type { ConfigResults } from './dnscache-config.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
@@ -243,26 +242,13 @@ function report(r: Results): string {
 const dnsmasqVersion = /version (\S+)/.exec(execFileSync('/usr/sbin/dnsmasq', ['--version'], { encoding: 'utf8' }))?.[1] ?? '?';
 const load = loadavg().map((x) => x.toFixed(2)).join(' ');
 console.log(`bench:dnscache: ${ROUNDS} rounds of ${SECONDS}s per server and client count, ${NAMES} names, ${cpus().length} CPUs, node ${process.version}, dnsmasq ${dnsmasqVersion}, load ${load}`);
-const dir = mkdtempSync(join(tmpdir(), 'kdt-bench-dnscache-'));
-let results: Results;
-let config: ConfigResults | null = null;
-try {
-  results = await bench(dir);
-  if (CONFIG_ENABLED) config = await benchConfigChanges(dir);
-} finally {
-  rmSync(dir, { recursive: true, force: true });
-}
+const results: Results = await inTempDir('kdt-bench-dnscache-', bench);
 const when = new Date().toISOString();
-const stamp = when.replace(/[:.]/g, '-');
-const resultsDir = join(repoRoot, 'bench/results');
-mkdirSync(resultsDir, { recursive: true });
 const args = cacheArgs(0, 0, '<own>').join(' ').replace('--port=0', '--port=<own>').replace('#0', '#<upstream>');
 const md = `# dnscache vs dnsmasq (${when})
 
 node ${process.version} (dnscache with its production flags), dnsmasq ${dnsmasqVersion}, ${cpus().length} CPUs (${cpus()[0]?.model}), load average at start ${load}. dnsperf -T 1 -q 200 -l ${SECONDS}, ${ROUNDS} alternated rounds (medians), A queries for ${NAMES} names in random order, every one a cache hit (the caches were filled by one pass first). Both caches run \`${args}\` (dnsmasq also \`--conf-file=/dev/null --user=root --no-hosts\`) in front of one upstream dnsmasq answering a hosts file. "bare Node" is bench/bare-udp.ts: a dgram socket sending pre-encoded replies for the same names, the ceiling for one Node process on this machine.
 
 ${report(results)}
-${config === null ? '' : `\n${configReport(config)}\n`}`;
-writeFileSync(join(resultsDir, `dnscache-${stamp}.json`), JSON.stringify({ when, node: process.version, dnsmasq: dnsmasqVersion, cpus: cpus().length, load, rounds: ROUNDS, seconds: SECONDS, names: NAMES, ...results, config }, null, 2) + '\n');
-writeFileSync(join(resultsDir, `dnscache-${stamp}.md`), md);
-console.log('\n' + md);
+`;
+writeResults('dnscache', when, { node: process.version, dnsmasq: dnsmasqVersion, cpus: cpus().length, load, rounds: ROUNDS, seconds: SECONDS, names: NAMES, ...results }, md);

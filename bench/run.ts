@@ -4,13 +4,14 @@
 // fixed offered load; then RSS with 10,000 services and 50,000 endpoints.
 // Writes bench/results/kubedns-<date>.{json,md}. Ratios matter: the machine is shared.
 
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
 import { makeCluster } from './fixtures.ts';
 import { dnsperf, dnsperfLatency } from './dnsperf.ts';
 import type { LatencyResult, PerfResult } from './dnsperf.ts';
-import { repoRoot, rssMiB, startBareUdp, startDnsmasq, startKubeDns } from './servers.ts';
+import { rssMiB, startBareUdp, startDnsmasq, startKubeDns } from './servers.ts';
+import { writeResults } from './report.ts';
 import type { Running } from './servers.ts';
 import { freePort } from '../test/helpers/ports.ts';
 
@@ -110,10 +111,6 @@ const cases: QpsCase[] = [];
 for (const n of [2000, 50_000]) cases.push(await qpsCase(n));
 console.log('  RSS case: 10,000 headless services with 5 endpoints each');
 const rss = await rssCase(10_000, 5);
-const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-const resultsDir = join(repoRoot, 'bench/results');
-mkdirSync(resultsDir, { recursive: true });
-const md = `# kube-dns vs dnsmasq (${new Date().toISOString()})\n\nnode ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model}), dnsperf -T 1 -c 1 -q 200 -l ${SECONDS}, ${ROUNDS} alternated rounds (medians), A queries for service names in random order. "bare Node" is bench/bare-udp.ts: a dgram socket sending pre-encoded replies, the ceiling for a Node server on this machine.\n\n${report(cases, rss)}\n`;
-writeFileSync(join(resultsDir, `kubedns-${stamp}.json`), JSON.stringify({ when: new Date().toISOString(), node: process.version, rounds: ROUNDS, seconds: SECONDS, cases, rss }, null, 2) + '\n');
-writeFileSync(join(resultsDir, `kubedns-${stamp}.md`), md);
-console.log('\n' + md);
+const when = new Date().toISOString();
+const md = `# kube-dns vs dnsmasq (${when})\n\nnode ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model}), dnsperf -T 1 -c 1 -q 200 -l ${SECONDS}, ${ROUNDS} alternated rounds (medians), A queries for service names in random order. "bare Node" is bench/bare-udp.ts: a dgram socket sending pre-encoded replies, the ceiling for a Node server on this machine.\n\n${report(cases, rss)}\n`;
+writeResults('kubedns', when, { node: process.version, rounds: ROUNDS, seconds: SECONDS, cases, rss }, md);

@@ -1,0 +1,27 @@
+// The shared tail of every benchmark: run in a temp dir removed afterwards, then write
+// bench/results/<kind>-<time>.{json,md} and print the markdown.
+
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { repoRoot } from './servers.ts';
+
+/** `fn` in a fresh directory under the system temp dir, removed whatever happens. */
+export async function inTempDir<T>(prefix: string, fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  try {
+    return await fn(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Writes the figures and their report under bench/results/ as `<kind>-<when>` and prints the report. */
+export function writeResults(kind: string, when: string, figures: object, md: string): void {
+  const resultsDir = join(repoRoot, 'bench/results');
+  mkdirSync(resultsDir, { recursive: true });
+  const stamp = when.replace(/[:.]/g, '-');
+  writeFileSync(join(resultsDir, `${kind}-${stamp}.json`), JSON.stringify({ when, ...figures }, null, 2) + '\n');
+  writeFileSync(join(resultsDir, `${kind}-${stamp}.md`), md);
+  console.log('\n' + md);
+}
