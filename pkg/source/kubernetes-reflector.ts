@@ -3,6 +3,7 @@
 //   410 Gone (HTTP status, or an ERROR event with code 410)  → relist, diffed against what was known
 //   the server ends the watch (its timeoutSeconds)            → watch again from the last resourceVersion
 //   no byte for silentWatchMs                                 → tear the watch down, watch again
+//   a list page with no byte for min(silentWatchMs, 60 s)     → give it up, back off, list again
 //   any error (connection refused, 401, 403, 5xx, bad JSON)   → back off (0.5 s → 30 s, jittered), retry
 // Errors are logged once per change of state (kind and HTTP status), and once more on recovery.
 
@@ -61,10 +62,16 @@ interface WatchEvent {
   object: KubeObject & { code?: number; message?: string; reason?: string };
 }
 
-async function readBody(res: IncomingMessage): Promise<string> {
+/** A list page silent this long is dead: the API server's own request timeout is 60 s. */
+const LIST_SILENCE_MS = 60_000;
+
+async function readBody(res: IncomingMessage, onData?: () => void): Promise<string> {
   res.setEncoding('utf8');
   let body = '';
-  for await (const chunk of res) body += chunk as string;
+  for await (const chunk of res) {
+    onData?.();
+    body += chunk as string;
+  }
   return body;
 }
 
@@ -175,10 +182,7 @@ export class Reflector {
     do {
       const q: Record<string, string> = { limit: String(this.o.pageSize) };
       if (cont) q.continue = cont;
-      const res = await this.o.client.get(this.query(q), this.stopper.signal);
-      const body = await readBody(res);
-      if (res.statusCode !== 200) throw new HttpStatusError(res.statusCode ?? 0, statusMessage(res.statusCode ?? 0, body));
-      const page = JSON.parse(body) as { metadata?: { resourceVersion?: string; continue?: string }; items?: KubeObject[] };
+      const page = JSON.parse(await this.listPage(this.query(q))) as { metadata?: { resourceVersion?: string; continue?: string }; items?: KubeObject[] };
       for (const item of page.items ?? []) {
         const change = relist.item(item);
         if (change) this.o.onChange(change, item, false);
@@ -200,6 +204,32 @@ export class Reflector {
     if (!this.listedOnce) {
       this.listedOnce = true;
       this.o.onListed();
+    }
+  }
+
+  /** One list request's body; given up (thrown) when no byte comes for the list silence limit. */
+  private async listPage(path: string): Promise<string> {
+    const abort = new AbortController();
+    const onStop = (): void => abort.abort();
+    this.stopper.signal.addEventListener('abort', onStop, { once: true });
+    const limitMs = Math.min(this.o.silentWatchMs, LIST_SILENCE_MS);
+    let silent = false;
+    const watchdog = new SilenceWatchdog(limitMs, () => {
+      silent = true;
+      abort.abort();
+    });
+    watchdog.start();
+    try {
+      const res = await this.o.client.get(path, abort.signal);
+      const body = await readBody(res, () => watchdog.poke());
+      if (res.statusCode !== 200) throw new HttpStatusError(res.statusCode ?? 0, statusMessage(res.statusCode ?? 0, body));
+      return body;
+    } catch (e) {
+      if (silent) throw new Error(`list request got no byte for ${limitMs / 1000}s`, { cause: e });
+      throw e;
+    } finally {
+      watchdog.stop();
+      this.stopper.signal.removeEventListener('abort', onStop);
     }
   }
 
@@ -241,36 +271,29 @@ export class Reflector {
         let from = 0;
         let nl: number;
         let changed = false;
-        while ((nl = rest.indexOf('\n', from)) >= 0) {
-          const line = rest.slice(from, nl);
-          from = nl + 1;
-          if (!line.trim()) continue;
-          const ev = JSON.parse(line) as WatchEvent;
-          events++;
-          if (events === 1) this.backoff.reset();
-          this.stats.lastActivity = Date.now();
-          if (ev.type === 'ERROR') {
-            if (ev.object.code === 410) {
+        try {
+          while ((nl = rest.indexOf('\n', from)) >= 0) {
+            const line = rest.slice(from, nl);
+            from = nl + 1;
+            if (!line.trim()) continue;
+            if (events++ === 0) this.backoff.reset();
+            const outcome = this.watchEvent(JSON.parse(line) as WatchEvent);
+            if (outcome === 'expired') {
               ended = 'expired';
               abort.abort();
               break;
             }
-            throw new HttpStatusError(ev.object.code ?? 0, `watch ERROR event: ${ev.object.message ?? ev.object.reason ?? 'unknown'}`);
+            changed ||= outcome === 'changed';
           }
-          const rv = ev.object?.metadata?.resourceVersion;
-          if (rv) this.resourceVersion = rv;
-          if (ev.type === 'BOOKMARK') continue;
-          const change = this.known.watched(ev.type, ev.object);
-          if (change) {
-            changed = true;
-            this.o.onChange(change, ev.object, true);
+        } finally {
+          // Whatever ends the chunk early (an ERROR event, a bad line), the events before it have
+          // moved the resourceVersion on: they are served now, not with some later batch.
+          if (changed) {
+            this.stats.objects = this.known.size;
+            this.o.onBatch();
           }
         }
         rest = rest.slice(from);
-        if (changed) {
-          this.stats.objects = this.known.size;
-          this.o.onBatch();
-        }
         if (ended) break;
       }
       return ended ?? 'closed';
@@ -283,5 +306,21 @@ export class Reflector {
       abort.abort();
       this.stopper.signal.removeEventListener('abort', onStop);
     }
+  }
+
+  /** One watch event: delivered (changed), nothing to deliver (same), or a 410 (expired). Throws on other ERRORs. */
+  private watchEvent(ev: WatchEvent): 'changed' | 'same' | 'expired' {
+    this.stats.lastActivity = Date.now();
+    if (ev.type === 'ERROR') {
+      if (ev.object.code === 410) return 'expired';
+      throw new HttpStatusError(ev.object.code ?? 0, `watch ERROR event: ${ev.object.message ?? ev.object.reason ?? 'unknown'}`);
+    }
+    const rv = ev.object?.metadata?.resourceVersion;
+    if (rv) this.resourceVersion = rv;
+    if (ev.type === 'BOOKMARK') return 'same';
+    const change = this.known.watched(ev.type, ev.object);
+    if (change === null) return 'same';
+    this.o.onChange(change, ev.object, true);
+    return 'changed';
   }
 }

@@ -3,7 +3,10 @@
 // The loop against a real kube-apiserver is proven in test/e2e/kubedns-api.test.ts.
 
 import { createServer } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import t from 'tap';
+import type { Test } from 'tap';
+import { eventually } from '../helpers/eventually.ts';
 import { createLogger } from '../../pkg/log/log.ts';
 import { Backoff } from '../../pkg/source/kubernetes-backoff.ts';
 import { KnownObjects, objectKey, tombstone } from '../../pkg/source/kubernetes-known.ts';
@@ -165,4 +168,76 @@ t.test('watch events split across chunks and packed several to a chunk are each 
   r.start();
   await four; // the chunk that completes the fourth event is read to its end before this resumes
   t.same(seen, ['add a', 'add b', 'update a', 'delete b']);
+});
+
+/**
+ * A test double of the API server (a real one cannot be made to send a bad line or an ERROR event
+ * mid-stream, or to hang a list): `watch` writes the watch response body and keeps it open; `list`
+ * answers the list, or never does when it returns false.
+ */
+async function apiDouble(t: Test, o: { list?: (res: ServerResponse) => boolean; watch: (res: ServerResponse, n: number) => void }): Promise<{ port: number; lists: () => number }> {
+  let lists = 0;
+  let watches = 0;
+  const server = createServer((req, res) => {
+    if (!req.url?.includes('watch=1')) {
+      lists++;
+      if (o.list && !o.list(res)) return;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ metadata: { resourceVersion: '1' }, items: [] }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    o.watch(res, ++watches);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  server.on('request', (req) => t.teardown(() => req.socket.destroy()));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { port: (server.address() as { port: number }).port, lists: () => lists };
+}
+
+/** A Reflector on the double; what it delivers, in order ("add a", "batch"). */
+async function reflect(t: Test, port: number, silentWatchMs = 60_000): Promise<{ calls: string[]; reflector: Reflector }> {
+  const client = await connectKube({ masterUrl: `http://127.0.0.1:${port}`, env: {} });
+  const calls: string[] = [];
+  const reflector = new Reflector({
+    kind: 'Service',
+    path: '/api/v1/services',
+    client,
+    log: createLogger('test-reflector'),
+    pageSize: 500,
+    silentWatchMs,
+    backoff: { initialMs: 50, maxMs: 50 },
+    onChange: (change, o, watched) => {
+      if (watched) calls.push(`${change} ${o.metadata.name}`);
+    },
+    onBatch: () => {
+      if (calls.length > 0 && calls.at(-1) !== 'batch') calls.push('batch');
+    },
+    onListed: () => {},
+  });
+  t.teardown(() => reflector.stop());
+  reflector.start();
+  return { calls, reflector };
+}
+
+const line = (type: string, name: string, rv: string): string => JSON.stringify({ type, object: { metadata: { name, namespace: 'default', resourceVersion: rv } } }) + '\n';
+
+for (const [what, bad] of [
+  ['an ERROR event', JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 500, message: 'etcd leader changed' } }) + '\n'],
+  ['an unparsable line', '{"type":"ADDED","object":\n'],
+] as const) {
+  t.test(`${what} after good events in one chunk: the good events reach the sink in a batch of their own`, async (t) => {
+    const api = await apiDouble(t, { watch: (res, n) => n === 1 && res.write(line('ADDED', 'a', '2') + line('ADDED', 'b', '3') + bad) });
+    const { calls } = await reflect(t, api.port);
+    await eventually(() => calls.length >= 2, 'the events before the bad line', 3000);
+    await new Promise((r) => setTimeout(r, 300)); // the retry has long started
+    t.same(calls, ['add a', 'add b', 'batch'], 'flushed, not left waiting for a later batch');
+  });
+}
+
+t.test('a list that never answers is given up after the silence limit and tried again', async (t) => {
+  const api = await apiDouble(t, { list: () => api.lists() > 1, watch: (res) => res.write(line('ADDED', 'a', '2')) });
+  const { calls } = await reflect(t, api.port, 400);
+  await eventually(() => calls.includes('batch'), 'listed on the second try, then watching', 5000);
+  t.equal(api.lists(), 2, 'the hung list was abandoned, not waited on forever');
 });
