@@ -12,6 +12,7 @@ import type { KubeClient, KubeConnectionOptions } from './kubernetes-client.ts';
 import type { Change } from './kubernetes-known.ts';
 import { Reflector } from './kubernetes-reflector.ts';
 import type { RestartReason } from './kubernetes-reflector.ts';
+import { OPTIONAL_KINDS } from './source.ts';
 import type { KubeObject, ObjectKind, Source, SourceSink } from './source.ts';
 
 export type EndpointsApi = 'endpointslices' | 'endpoints';
@@ -189,7 +190,9 @@ export class KubernetesSource implements Source {
 
   private kindListed(kind: ObjectKind): void {
     this.listed.add(kind);
-    if (this.isSynced || this.listed.size < this.reflectors.length) return;
+    // An optional kind (Nodes, for federations) never holds readiness: without its RBAC its list is
+    // refused for good, and the cluster zone does not depend on it.
+    if (this.isSynced || this.reflectors.some((r) => !OPTIONAL_KINDS.has(r.kind) && !this.listed.has(r.kind))) return;
     this.isSynced = true;
     const counts = Object.fromEntries(this.reflectors.map((r) => [r.kind, r.stats.objects]));
     this.log.info('listed every kind once: synced', counts);

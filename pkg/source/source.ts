@@ -5,6 +5,8 @@ export type ObjectKind = 'Service' | 'EndpointSlice' | 'Endpoints' | 'ConfigMap'
 
 /** Node: only its topology labels are kept, for federation answers (the API source lists Nodes only when asked). */
 export const OBJECT_KINDS: readonly ObjectKind[] = ['Service', 'EndpointSlice', 'Endpoints', 'ConfigMap', 'Node'];
+/** Kinds the zone can do without: their first list never holds the first sync (readiness). */
+export const OPTIONAL_KINDS: ReadonlySet<ObjectKind> = new Set(['Node']);
 
 /** A Kubernetes object as `kubectl get -o yaml` prints it; only the fields DNS reads are typed. */
 export interface KubeObject {

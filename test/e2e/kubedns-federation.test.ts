@@ -94,3 +94,15 @@ t.test('federations from the ConfigMap (no flag): the Node watch starts when the
   await kd.program.waitFor(/watching Nodes too/, WAIT);
   await cname(kd, 'lonely.app.cmfed.svc.cluster.local', 'lonely.app.cmfed.svc.z1.r1.federation.example.');
 });
+
+t.test('federations at start-up without the optional federation RBAC: ready all the same, the Node list refused and logged', async (t) => {
+  if (!e2eCanRun(t)) return;
+  const cluster = await startCluster(t);
+  await cluster.apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'app' } }, svc('web'), slice('web', '10.1.0.1')]);
+  t.equal((await cluster.request('DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/system:kube-dns:federation')).status, 200, 'manifests/optional/rbac-federation.yaml not applied');
+  const kd = await startKubeDns(t, { synced: false, args: [`--kubecfg-file=${cluster.kubeconfig(cluster.kubeDnsToken)}`, '--federations=myfed=example.com'] });
+  await kd.program.waitFor(/cannot list\/watch Node.*status=403/, WAIT);
+  await kd.program.waitFor(/initial sync done/, WAIT);
+  t.equal((await fetch(`http://127.0.0.1:${kd.httpPort}/readiness`)).status, 200, 'ready: Nodes are optional');
+  await cname(kd, 'web.app.myfed.svc.cluster.local', 'web.app.svc.cluster.local.');
+});
