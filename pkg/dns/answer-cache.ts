@@ -2,8 +2,10 @@
 // they take (an estimate of each entry's whole footprint, see README "Memory"), and optionally by a
 // count. An entry stored with a lifetime expires after it, and the server reduces its records' TTLs
 // by the whole seconds it has been kept; one stored without lives until clear() or the LRU pushes it
-// out. A generation number lets a handler that started before clear() avoid storing what it computed
-// from old data.
+// out. Entries stored in a group are dropped together by forget(group): a group's stamp is read when
+// an entry is stored and checked when it is read, so forgetting costs nothing per entry. A generation
+// number lets a handler that started before clear() or forget() avoid storing what it computed from
+// old data.
 
 import { LRUCache } from 'lru-cache';
 import { coarseSeconds } from './clock.ts';
@@ -20,6 +22,8 @@ export interface AnswerCacheStats {
   evictions: number;
   /** Entries found expired by get() (and deleted). */
   expired: number;
+  /** Entries found forgotten (their group's) by get() or peek() (and deleted). */
+  forgotten: number;
 }
 
 export interface AnswerCacheOptions {
@@ -49,16 +53,19 @@ export function entryBytes(key: string, t: Template): number {
 const getOptions: LRUCache.GetOptions<string, Template, unknown> = {};
 
 export class AnswerCache {
-  readonly stats: AnswerCacheStats = { hits: 0, insertions: 0, evictions: 0, expired: 0 };
+  readonly stats: AnswerCacheStats = { hits: 0, insertions: 0, evictions: 0, expired: 0, forgotten: 0 };
   readonly maxBytes: number;
   /** 0 = no count bound. */
   readonly maxEntries: number;
-  /** Bumped by clear(); compare before storing an answer computed asynchronously. */
+  /** Bumped by clear() and forget(); compare before storing an answer computed asynchronously. */
   generation = 0;
   /** Set by get(): whole seconds the entry it returned has been kept (0 for one without a lifetime). */
   age = 0;
   private readonly lru: LRUCache<string, Template> | null;
   private readonly clock: Clock;
+  /** Group → the stamp its live entries carry; a forgotten group is deleted, and a new stamp drawn. */
+  private readonly stamps = new Map<string, number>();
+  private lastStamp = 0;
 
   constructor(o: AnswerCacheOptions) {
     this.maxBytes = o.maxBytes > 0 ? Math.floor(o.maxBytes) : 0;
@@ -82,7 +89,7 @@ export class AnswerCache {
   get(key: string): Template | undefined {
     if (this.lru === null) return undefined;
     const t = this.lru.get(key, getOptions);
-    if (t === undefined) return undefined;
+    if (t === undefined || this.isForgotten(key, t)) return undefined;
     let age = 0;
     if (t.expiresAt !== NEVER_EXPIRES) {
       const now = this.clock();
@@ -100,16 +107,31 @@ export class AnswerCache {
 
   /** An entry without a lifetime, looked up without counting a hit (the server's shared templates). */
   peek(key: string): Template | undefined {
-    return this.lru?.get(key, getOptions);
+    const t = this.lru?.get(key, getOptions);
+    return t === undefined || this.isForgotten(key, t) ? undefined : t;
+  }
+
+  private isForgotten(key: string, t: Template): boolean {
+    if (t.group === null || this.stamps.get(t.group) === t.stamp) return false;
+    this.lru!.delete(key);
+    this.stats.forgotten++;
+    return true;
   }
 
   /**
    * Stores `t` unless the cache was cleared since `generation` was read. With `ttl` (seconds;
    * fractions dropped), the entry expires after it and its records' TTLs are served reduced by its
-   * age; a ttl under 1 is not stored. A template is stored under one key only.
+   * age; a ttl under 1 is not stored. With `group`, forget(group) drops it. A template is stored
+   * under one key only.
    */
-  set(key: string, t: Template, generation: number, ttl?: number): void {
+  set(key: string, t: Template, generation: number, ttl?: number, group?: string): void {
     if (this.lru === null || generation !== this.generation) return;
+    if (group !== undefined) {
+      let stamp = this.stamps.get(group);
+      if (stamp === undefined) this.stamps.set(group, (stamp = ++this.lastStamp));
+      t.group = group;
+      t.stamp = stamp;
+    }
     if (ttl !== undefined) {
       const seconds = Math.floor(ttl);
       if (!(seconds >= 1)) return;
@@ -124,7 +146,14 @@ export class AnswerCache {
 
   clear(): void {
     this.generation++;
+    this.stamps.clear();
     this.lru?.clear();
+  }
+
+  /** Drops every entry stored in one of `groups` (each found gone when next read, or pushed out). */
+  forget(groups: Iterable<string>): void {
+    this.generation++;
+    for (const g of groups) this.stamps.delete(g);
   }
 
   get size(): number {

@@ -70,6 +70,13 @@ export interface Answer {
    * as if it were not set.
    */
   below?: string;
+  /**
+   * Cached entries of one group are dropped together by invalidate(groups) (kube-dns: the service
+   * the answer came from), the rest of the cache kept. Without one, only invalidate() drops it.
+   */
+  group?: string;
+  /** An opaque number handed to the observer with every reply of this answer, from the cache too. */
+  tag?: number;
 }
 
 /** null = drop the query silently. */
@@ -202,9 +209,13 @@ export class DnsServer {
     }
   }
 
-  /** Forgets every pre-encoded answer (the records changed); with a shared cache, for every server using it. */
-  invalidate(): void {
-    this.cache.clear();
+  /**
+   * Forgets pre-encoded answers (the records changed): those stored in one of `groups`, or without
+   * it every one. With a shared cache, for every server using it.
+   */
+  invalidate(groups?: Iterable<string>): void {
+    if (groups === undefined) this.cache.clear();
+    else this.cache.forget(groups);
   }
 
   /**
@@ -386,7 +397,8 @@ export class DnsServer {
         if (answer.below !== undefined) t = this.shared(answer, question, req, qEnd - 4, generation);
         if (t === null) {
           t = this.template(answer, question, req, qEnd, optDo !== null);
-          if (answer.cacheable === true) this.cache.set(cacheKey, t, generation, answer.ttl);
+          t.tag = answer.tag ?? 0;
+          if (answer.cacheable === true) this.cache.set(cacheKey, t, generation, answer.ttl, answer.group);
         }
       } catch (err) {
         return this.handlerFailed(err, req, qEnd, optDo, address, port, via, started);
@@ -459,7 +471,9 @@ export class DnsServer {
     if (known !== undefined) return known;
     const enc = encodeMessage({ ...m, id: 0, qr: true, opcode: 0, rd: false, cd: false, questions: [{ name: below, type: question.type, class: question.class }], edns: null }, TCP_MAX_SIZE);
     const t = sharedTemplate(enc, HEADER_SIZE + (below === '' ? 1 : below.length + 2) + 4, m.rcode);
-    if (t !== null) this.cache.set(key, t, generation);
+    if (t === null) return null;
+    t.tag = answer.tag ?? 0;
+    this.cache.set(key, t, generation, undefined, answer.group);
     return t;
   }
 
@@ -496,7 +510,7 @@ export class DnsServer {
       this.observer.truncated?.();
     }
     via.send(out, port, address);
-    this.observed(req, nameEnd, t.rcode, via, started, fromCache);
+    this.observed(req, nameEnd, t.rcode, via, started, fromCache, t.tag);
   }
 
   /** An error reply straight from the request bytes; qEnd < 0 means no question to echo. */
@@ -511,13 +525,13 @@ export class DnsServer {
     started: number,
   ): void {
     via.send(errorReply(req, rcode, qEnd, optDo, via.headroom), port, address);
-    this.observed(req, qEnd - 4, rcode, via, started, false);
+    this.observed(req, qEnd - 4, rcode, via, started, false, 0);
   }
 
-  private observed(req: Buffer, nameEnd: number, rcode: number, via: Responder, started: number, fromCache: boolean): void {
+  private observed(req: Buffer, nameEnd: number, rcode: number, via: Responder, started: number, fromCache: boolean, tag: number): void {
     if (this.observer.response === undefined) return;
     const qtype = nameEnd > HEADER_SIZE ? u16(req, nameEnd) : 0;
-    this.observer.response(qtype, rcode, via.transport, (performance.now() - started) / 1000, fromCache);
+    this.observer.response(qtype, rcode, via.transport, (performance.now() - started) / 1000, fromCache, tag);
   }
 }
 

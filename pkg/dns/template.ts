@@ -44,10 +44,15 @@ export interface Template {
    * compression pointers sit. Each is moved by the bytes the asker's longer name adds. null otherwise.
    */
   pointers: string | null;
+  /** The handler's Answer.tag, handed to the observer with every reply made from this template. */
+  tag: number;
   /** AnswerCache's bookkeeping, on the template to save an object per entry: clock seconds when stored, */
   storedAt: number;
-  /** and from which the entry is gone (NEVER_EXPIRES without a lifetime). */
+  /** and from which the entry is gone (NEVER_EXPIRES without a lifetime); */
   expiresAt: number;
+  /** the Answer.group it was stored in (null: none), and that group's stamp then (see AnswerCache.forget). */
+  group: string | null;
+  stamp: number;
 }
 
 export const NEVER_EXPIRES = -1;
@@ -81,8 +86,11 @@ function makeTemplate(
     ttlOffsets: null,
     answerEnds,
     pointers: null,
+    tag: 0,
     storedAt: 0,
     expiresAt: NEVER_EXPIRES,
+    group: null,
+    stamp: 0,
   };
 }
 

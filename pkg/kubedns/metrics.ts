@@ -5,6 +5,7 @@ import client from 'prom-client';
 import { Type, rcodeName, typeName } from '../dns/constants.ts';
 import type { ServerObserver } from '../dns/server.ts';
 import type { AnswerCache } from '../dns/answer-cache.ts';
+import { SYSTEMS } from './resolver.ts';
 import type { System } from './resolver.ts';
 import { FastHistogram } from './histogram.ts';
 import type { KubernetesSourceStatus } from '../source/kubernetes.ts';
@@ -15,7 +16,6 @@ const TRACKED_TYPES = [Type.A, Type.AAAA, Type.SRV, Type.PTR, Type.CNAME, Type.T
 const TYPE_SLOT = new Map<number, number>(TRACKED_TYPES.map((t, i) => [t, i]));
 const OTHER_SLOT = TRACKED_TYPES.length;
 const RCODES = 24;
-const SYSTEMS: readonly System[] = ['auth', 'reverse', 'recursive', 'chaos', 'refused'];
 const SYSTEM_SLOT = Object.fromEntries(SYSTEMS.map((s, i) => [s, i])) as Record<System, number>;
 const PROTOS = ['udp', 'tcp'] as const;
 
@@ -245,13 +245,15 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
     systems[SYSTEM_SLOT[system]]++;
   };
   const observer: ServerObserver = {
-    response(qtype, rcode, transport, seconds, fromCache) {
+    response(qtype, rcode, transport, seconds, fromCache, tag) {
       const slot = TYPE_SLOT.get(qtype) ?? OTHER_SLOT;
       responses[(transport === 'tcp' ? slots * RCODES : 0) + slot * RCODES + (rcode < RCODES ? rcode : RCODES - 1)]++;
       duration.observe(seconds);
       if (fromCache) {
         cacheHits++;
-        systems[qtype === Type.PTR ? SYSTEM_SLOT.reverse : SYSTEM_SLOT.auth]++;
+        // The system the answer was counted under when it was made (the resolver's tag): a cached
+        // CHAOS or REFUSED answer used to count as auth.
+        systems[tag]++;
       }
     },
     malformed: (reason) => malformed.inc({ reason }),

@@ -80,8 +80,9 @@ export async function runKubeDns(o: KubeDnsOptions): Promise<RunningKubeDns> {
 
   const store: ClusterStore = new ClusterStore({
     servicesChanged(keys) {
-      zone.updateServices([...keys].map((k) => [k, store.services.get(k) ?? null, store.endpointSets(k)]));
-      server?.invalidate();
+      const touched = zone.updateServices([...keys].map((k) => [k, store.services.get(k) ?? null, store.endpointSets(k)]));
+      // Only the answers the change touched are dropped: the rest of the cache keeps its hits.
+      server?.invalidate(touched);
       log.debug(2, 'records rebuilt', { services: keys.size, serial: zone.serial });
     },
     configMapChanged(cm: ConfigMapInfo | null, name, namespace) {

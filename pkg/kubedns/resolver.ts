@@ -7,6 +7,7 @@ import type { Message, ResourceRecord } from '../dns/message.ts';
 import { encodeMessage, parseMessage } from '../dns/codec.ts';
 import type { Answer, Query } from '../dns/server.ts';
 import { ipFromReverseName } from '../cluster/ip.ts';
+import { ZONE_WIDE } from '../zone/zone.ts';
 import type { Zone } from '../zone/zone.ts';
 import type { Forwarder } from '../forward/forward.ts';
 import type { Logger } from '../log/log.ts';
@@ -15,6 +16,9 @@ import { federationAnswer, federationQuery } from './federation.ts';
 
 /** Where an answer came from, as the original's SkyDNS metrics label it. */
 export type System = 'auth' | 'reverse' | 'recursive' | 'chaos' | 'refused';
+/** Every System; an answer's Answer.tag is its index here, so a reply from the cache counts alike. */
+export const SYSTEMS: readonly System[] = ['auth', 'reverse', 'recursive', 'chaos', 'refused'];
+const SYSTEM_TAG = Object.fromEntries(SYSTEMS.map((s, i) => [s, i])) as Record<System, number>;
 
 /** What federation answers need from the program, read at query time. */
 export interface FederationContext {
@@ -67,21 +71,21 @@ export class Resolver {
     return this.forward(q, 'recursive');
   };
 
-  private count(system: System): void {
+  /** Counts the answer under `system`; its tag, for the cached copy to count alike. */
+  private count(system: System): number {
     this.o.onSystem?.(system);
+    return SYSTEM_TAG[system];
   }
 
   private refuse(): Answer {
-    this.count('refused');
-    return { message: reply(Rcode.REFUSED), cacheable: true };
+    return { message: reply(Rcode.REFUSED), cacheable: true, tag: this.count('refused') };
   }
 
   private chaos(q: Query): Answer {
     const answer = chaosText(q.qname, this.o);
     if (answer === null || (q.question.type !== Type.TXT && q.question.type !== Type.ANY)) return this.refuse();
-    this.count('chaos');
     const rr: ResourceRecord = { name: q.qname, type: Type.TXT, class: Class.CH, ttl: 0, data: { texts: [answer] } };
-    return { message: reply(Rcode.NOERROR, { aa: true, answers: [rr] }), cacheable: true };
+    return { message: reply(Rcode.NOERROR, { aa: true, answers: [rr] }), cacheable: true, tag: this.count('chaos') };
   }
 
   /** Until the first sync an empty store must not turn into NXDOMAIN: the client retries elsewhere. */
@@ -97,13 +101,14 @@ export class Resolver {
       if (answer !== null) return answer;
     }
     const r = this.o.zone.lookup(q.qname, q.question.type);
-    this.count('auth');
+    const tag = this.count('auth');
     const message = reply(r.rcode, { aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals });
     // NXDOMAIN and NODATA carry only the zone's SOA: one template for every such name, so a flood of
     // made-up names costs no cache entry each.
-    if (r.answers.length === 0 && r.additionals.length === 0) return { message, below: this.o.zone.domain };
+    if (r.answers.length === 0 && r.additionals.length === 0) return { message, below: this.o.zone.domain, group: ZONE_WIDE, tag };
     // Pod records answer any dashed address: a flood of them must not push real names out of the cache.
-    if (r.chase === null) return { message, cacheable: !r.synthesized };
+    // A change to the owning service drops the answer; the rest of the cache stays.
+    if (r.chase === null) return { message, cacheable: !r.synthesized, group: r.owner, tag };
     return this.chase(message, r.chase, q.question.type);
   }
 
@@ -159,10 +164,10 @@ export class Resolver {
       const ip = ipFromReverseName(q.qname);
       const targets = ip === null ? [] : this.o.zone.reverse(ip);
       if (targets.length > 0) {
-        this.count('reverse');
         const ttl = this.o.zone.ttl;
         const answers: ResourceRecord[] = targets.map((target) => ({ name: q.qname, type: Type.PTR, class: Class.IN, ttl, data: { target } }));
-        return { message: reply(Rcode.NOERROR, { answers }), cacheable: true };
+        // Grouped by the address: a change to any service that publishes it, before or after, drops it.
+        return { message: reply(Rcode.NOERROR, { answers }), cacheable: true, group: ip!, tag: this.count('reverse') };
       }
     }
     // Not a cluster address: the rest of the reverse tree belongs to the upstreams (as the original did).

@@ -34,7 +34,17 @@ export interface LookupResult {
    * as many such names as addresses: worth no cache entry, and cheap to make again.
    */
   synthesized: boolean;
+  /**
+   * The key of the one service whose records make the answer, or ZONE_WIDE when it draws on several,
+   * on none, or on the zone's own SOA (its serial changes with every update).
+   */
+  owner: string;
 }
+
+/** What updateServices reports as touched for every change: the answers that draw on the zone as a whole. */
+export const ZONE_WIDE = '';
+/** Set while lookup() has met no service yet. */
+const NO_OWNER_YET = '\0';
 
 /** A reverse-map entry: the address belongs to this service (as endpoint `host`, or as the service). */
 export interface PtrRef {
@@ -85,15 +95,22 @@ export class Zone {
     return qname === this.domain || qname.endsWith(this.suffix);
   }
 
-  /** Replaces what each listed service publishes (null: the service is gone). Bumps the SOA serial once. */
-  updateServices(changes: Iterable<[key: string, svc: ServiceInfo | null, sets: EndpointSetInfo[]]>): void {
-    let changed = false;
+  /**
+   * Replaces what each listed service publishes (null: the service is gone). Bumps the SOA serial
+   * once. Returns what the change touched, as the answers name it (LookupResult.owner, the address
+   * of a PTR): the services' keys, every address they published before or after, and ZONE_WIDE;
+   * nothing when nothing was listed.
+   */
+  updateServices(changes: Iterable<[key: string, svc: ServiceInfo | null, sets: EndpointSetInfo[]]>): string[] {
+    const touched = [ZONE_WIDE];
     for (const [key, svc, sets] of changes) {
-      this.unpublish(key);
-      if (svc) this.publish(key, svc, sets);
-      changed = true;
+      touched.push(key);
+      this.unpublish(key, touched);
+      if (svc) this.publish(key, svc, sets, touched);
     }
-    if (changed) this.soaSerial = Math.max(this.now(), this.soaSerial + 1);
+    if (touched.length === 1) return [];
+    this.soaSerial = Math.max(this.now(), this.soaSerial + 1);
+    return touched;
   }
 
   private static labelsOf(key: string): string[] {
@@ -101,11 +118,12 @@ export class Zone {
     return [name, ns, 'svc'];
   }
 
-  private unpublish(key: string): void {
+  private unpublish(key: string, touched: string[]): void {
     const old = this.views.get(key);
     if (!old) return;
     this.views.delete(key);
     removeView(this.root, Zone.labelsOf(key));
+    touched.push(...old.addresses);
     for (const ip of old.addresses) {
       const list = this.reverseMap.get(ip)?.filter((p) => p.view !== old);
       if (list && list.length > 0) this.reverseMap.set(ip, list);
@@ -114,10 +132,11 @@ export class Zone {
     }
   }
 
-  private publish(key: string, svc: ServiceInfo, sets: EndpointSetInfo[]): void {
+  private publish(key: string, svc: ServiceInfo, sets: EndpointSetInfo[], touched: string[]): void {
     const view = buildServiceView(key, svc, sets, this.domain);
     if (isEmptyView(view)) return;
     this.views.set(key, view);
+    touched.push(...view.addresses);
     ensurePath(this.root, Zone.labelsOf(key)).view = view;
     if (view.hosts) {
       for (const host of view.hosts) for (const ip of host.ips) this.addPtr(ip, { view, host: host.name });
@@ -155,7 +174,7 @@ export class Zone {
 
   /** Answers a question for a name inside the zone (see `contains`). */
   lookup(qname: string, qtype: number): LookupResult {
-    const result: LookupResult = { rcode: Rcode.NOERROR, aa: true, answers: [], authorities: [], additionals: [], chase: null, synthesized: false };
+    const result: LookupResult = { rcode: Rcode.NOERROR, aa: true, answers: [], authorities: [], additionals: [], chase: null, synthesized: false, owner: NO_OWNER_YET };
     let name = qname;
     for (let hop = 0; hop <= MAX_CNAME_CHAIN; hop++) {
       const next = this.lookupOne(name, qtype, result);
@@ -167,7 +186,11 @@ export class Zone {
       name = next;
     }
     if (qtype === Type.SRV) this.addGlue(result);
-    if (result.answers.length === 0 || result.rcode !== Rcode.NOERROR) result.authorities.push(this.soaRecord());
+    if (result.answers.length === 0 || result.rcode !== Rcode.NOERROR) {
+      result.authorities.push(this.soaRecord());
+      result.owner = ZONE_WIDE;
+    }
+    if (result.owner === NO_OWNER_YET) result.owner = ZONE_WIDE;
     return result;
   }
 
@@ -181,10 +204,12 @@ export class Zone {
     }
     const { node, rest } = walk(this.root, labels);
     if (node.view) {
+      owns(result, node.view.key);
       const step = answerFromView(node.view, labels.slice(0, rest), name, qtype, this.ttl, result.answers);
       result.rcode = step.rcode;
       return step.cname;
     }
+    result.owner = ZONE_WIDE;
     if (rest > 0) {
       result.rcode = Rcode.NXDOMAIN;
       return null;
@@ -206,6 +231,7 @@ export class Zone {
       const labels = this.relativeLabels(target);
       const { node, rest } = walk(this.root, labels);
       if (!node.view) continue;
+      owns(result, node.view.key);
       for (const type of [Type.A, Type.AAAA]) answerFromView(node.view, labels.slice(0, rest), target, type, this.ttl, result.additionals);
     }
   }
@@ -224,4 +250,9 @@ export class Zone {
   counts(): { services: number; ptrs: number; clusterIPs: number } {
     return { services: this.views.size, ptrs: this.reverseMap.size, clusterIPs: this.clusterIPMap.size };
   }
+}
+
+/** The answer draws on service `key`: its owner while it is the only one. */
+function owns(result: LookupResult, key: string): void {
+  result.owner = result.owner === NO_OWNER_YET || result.owner === key ? key : ZONE_WIDE;
 }

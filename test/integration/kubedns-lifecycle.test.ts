@@ -86,6 +86,48 @@ t.test('HTTP endpoints: /cache in the original shape, /metrics with our and the 
   t.match(extra.body, /kubedns_synced 1/, 'also on PROMETHEUS_PORT, as the original manifest scrapes');
 });
 
+t.test('skydns_skydns_dns_request_count_total: an answer from the cache counts under the system it was first counted under', async (t) => {
+  const kd = await startKubeDns(t, { clusterYaml: one('10.96.0.5') });
+  for (let i = 0; i < 3; i++) {
+    t.equal((await dig(kd.dnsPort, 'version.bind', 'TXT', ['-c', 'CH'])).status, 'NOERROR');
+    t.equal((await dig(kd.dnsPort, 'nothing.bind', 'TXT', ['-c', 'CH'])).status, 'REFUSED');
+    t.equal((await dig(kd.dnsPort, '5.0.96.10.in-addr.arpa', 'PTR')).status, 'NOERROR');
+  }
+  const metrics = (await get(kd.httpPort, '/metrics')).body;
+  t.match(metrics, /kubedns_dns_answer_cache_hits_total 6/, 'two of each three from the cache');
+  t.match(metrics, /skydns_skydns_dns_request_count_total\{system="chaos"\} 3/);
+  t.match(metrics, /skydns_skydns_dns_request_count_total\{system="refused"\} 3/);
+  t.match(metrics, /skydns_skydns_dns_request_count_total\{system="reverse"\} 3/);
+  t.notMatch(metrics, /skydns_skydns_dns_request_count_total\{system="auth"\}/, 'none of them auth');
+});
+
+t.test('a change drops only the answers it touched: the rest stay cached, the touched ones are fresh', async (t) => {
+  const cluster = (db: string, extra = '') =>
+    yamlDocs(service('default', 'web', 'clusterIP: 10.96.0.5'), service('default', 'db', `clusterIP: ${db}`), ...(extra ? [service('default', 'new', `clusterIP: ${extra}`)] : []));
+  const kd = await startKubeDns(t, { clusterYaml: cluster('10.96.0.6') });
+  const hits = async () => Number(/^kubedns_dns_answer_cache_hits_total (\d+)/m.exec((await get(kd.httpPort, '/metrics')).body)![1]);
+  const ask = async (name: string, type = 'A') => answers(await dig(kd.dnsPort, name, type));
+  const serial = async () => (await dig(kd.dnsPort, 'cluster.local', 'SOA')).answer[0].data.split(' ')[2];
+  const before = await serial();
+  for (let i = 0; i < 2; i++) {
+    t.same(await ask('web.default.svc.cluster.local'), ['10.96.0.5']);
+    t.same(await ask('db.default.svc.cluster.local'), ['10.96.0.6']);
+    t.same(await ask('6.0.96.10.in-addr.arpa', 'PTR'), ['db.default.svc.cluster.local.']);
+    t.equal((await dig(kd.dnsPort, 'new.default.svc.cluster.local')).status, 'NXDOMAIN');
+  }
+
+  unlinkSync(kd.clusterFile);
+  writeFileSync(kd.clusterFile, cluster('10.96.0.7', '10.96.0.8'));
+  await eventually(async () => (await ask('db.default.svc.cluster.local')).join() === '10.96.0.7', 'the changed service, fresh', 3000);
+  const hitsBefore = await hits();
+  t.same(await ask('web.default.svc.cluster.local'), ['10.96.0.5']);
+  t.equal(await hits(), hitsBefore + 1, 'the untouched service is still answered from the cache');
+  t.same(await ask('7.0.96.10.in-addr.arpa', 'PTR'), ['db.default.svc.cluster.local.'], 'the new address\'s PTR');
+  t.not((await dig(kd.dnsPort, '6.0.96.10.in-addr.arpa', 'PTR')).answer.length, 1, 'the old address\'s PTR is gone');
+  t.same(await ask('new.default.svc.cluster.local'), ['10.96.0.8'], 'a name that was NXDOMAIN now answers');
+  t.not(await serial(), before, 'the SOA carries the new serial');
+});
+
 t.test('flags: unknown flag or bad value exits 2 naming it; --help; --version', async (t) => {
   const main = join(repoRoot, 'cmd/kube-dns/main.ts');
   for (const [args, re] of [[['--no-such-flag'], /no-such-flag/], [['--dns-port=notanumber'], /dns-port/], [['--ttl', '99999'], /ttl/], [['--config-dir=/x', '--config-map=y'], /cannot be used together/]] as const) {

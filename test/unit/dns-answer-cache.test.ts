@@ -55,7 +55,7 @@ t.test('every record TTL is served reduced by the whole seconds kept; the entry 
   now = 540;
   t.equal(serve(cache, 'k', req), null, 'expired at its lifetime');
   t.equal(cache.size, 0, 'and deleted');
-  t.same(cache.stats, { hits: 3, insertions: 1, evictions: 0, expired: 1 });
+  t.same(cache.stats, { hits: 3, insertions: 1, evictions: 0, expired: 1, forgotten: 0 });
   now = 541;
   t.equal(serve(cache, 'k', req), null, 'an expired entry is counted once');
   t.equal(cache.stats.expired, 1);
@@ -158,7 +158,7 @@ t.test('evictions count live entries pushed out for room, not expired ones; max 
   const none = new AnswerCache({ maxEntries: 0, maxBytes: 1 << 20, clock: () => now });
   none.set('a', stored(), 0, 100);
   t.equal(none.get('a'), undefined);
-  t.same(none.stats, { hits: 0, insertions: 0, evictions: 0, expired: 0 });
+  t.same(none.stats, { hits: 0, insertions: 0, evictions: 0, expired: 0, forgotten: 0 });
 });
 
 t.test('the default clock: whole seconds of the monotonic clock, moving at each boundary', async (t) => {
@@ -196,4 +196,26 @@ t.test('a template kept in the cache holds no Buffer: its bytes are one string',
   t.type(tpl.bytes, 'string');
   t.equal(tpl.ttlOffsets, null);
   t.equal(tpl.answerEnds, null, 'small enough for any UDP reply: no answer table');
+});
+
+t.test('forget(groups) drops the entries stored in those groups, and only those', async (t) => {
+  const cache = new AnswerCache({ maxBytes: 1 << 20 });
+  const put = (key: string, group?: string) => cache.set(key, stored(), cache.generation, undefined, group);
+  put('a1', 'default/a');
+  put('a2', 'default/a');
+  put('b', 'default/b');
+  put('none');
+  const generation = cache.generation;
+  cache.forget(['default/a', 'default/gone']);
+  t.ok(cache.generation > generation, 'an answer computed before forget() is not stored');
+  t.equal(cache.get('a1'), undefined);
+  t.equal(cache.peek('a2'), undefined, 'peek sees it gone too');
+  t.not(cache.get('b'), undefined, 'another group kept');
+  t.not(cache.get('none'), undefined, 'an entry without a group kept');
+  t.equal(cache.stats.forgotten, 2);
+  t.equal(cache.size, 2, 'the forgotten entries were deleted when read');
+  put('a1', 'default/a');
+  t.not(cache.get('a1'), undefined, 'the group stored again is live');
+  cache.forget(['default/a']);
+  t.equal(cache.get('a1'), undefined, 'and forgotten again');
 });

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { Zone } from '../../pkg/zone/zone.ts';
+import { Zone, ZONE_WIDE } from '../../pkg/zone/zone.ts';
 import type { LookupResult } from '../../pkg/zone/zone.ts';
 import { Rcode, Type } from '../../pkg/dns/constants.ts';
 import type { EndpointSetInfo, ServiceInfo } from '../../pkg/cluster/model.ts';
@@ -132,4 +132,19 @@ t.test('updates replace and delete cleanly; serial moves', async (t) => {
   t.equal(z.lookup('default.svc.cluster.local', Type.A).rcode, Rcode.NXDOMAIN, 'namespace node pruned');
   t.equal(z.lookup('svc.cluster.local', Type.A).rcode, Rcode.NOERROR, 'svc stays');
   t.equal(z.counts().ptrs, 0);
+});
+
+t.test('owner: the one service an answer draws on, else ZONE_WIDE; updateServices says what it touched', async (t) => {
+  const ext = svc('ext', 'default', { kind: 'ExternalName', externalName: 'web.default.svc.cluster.local' });
+  const z = zoneWith([[web, []], [db, dbSets], [ext, []]]);
+  t.equal(z.lookup('web.default.svc.cluster.local', Type.A).owner, 'default/web');
+  t.equal(z.lookup('_postgres._tcp.db.default.svc.cluster.local', Type.SRV).owner, 'default/db', 'SRV with its glue');
+  t.equal(z.lookup('db-0.db.default.svc.cluster.local', Type.A).owner, 'default/db');
+  t.equal(z.lookup('ext.default.svc.cluster.local', Type.A).owner, ZONE_WIDE, 'a CNAME to another service: two owners');
+  t.equal(z.lookup('nothing.default.svc.cluster.local', Type.A).owner, ZONE_WIDE, 'NXDOMAIN carries the SOA');
+  t.equal(z.lookup('web.default.svc.cluster.local', Type.TXT).owner, ZONE_WIDE, 'NODATA carries the SOA');
+  t.equal(z.lookup('cluster.local', Type.SOA).owner, ZONE_WIDE);
+  const touched = z.updateServices([['default/web', svc('web', 'default', { clusterIPs: ['10.96.10.11'] }), []], ['default/gone', null, []]]);
+  t.same(touched.sort(), [ZONE_WIDE, '10.96.10.10', '10.96.10.11', 'default/gone', 'default/web', 'fd00:10:96::a'].sort(), 'keys, old and new addresses, the zone');
+  t.same(z.updateServices([]), [], 'nothing listed, nothing touched');
 });
