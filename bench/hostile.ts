@@ -14,7 +14,7 @@
 // has built it.
 //
 // Env: BENCH_FLOOD_NAMES (800000), BENCH_FLOOD_RATE (20000 queries/s), BENCH_SECONDS (5, the QPS
-// runs), BENCH_STALLED (1500), BENCH_CONFIG (0 skips part 3).
+// runs), BENCH_STALLED (1500), BENCH_CONFIG (0 skips part 3), BENCH_PARTS (1,2,3: the parts to run).
 
 import { execFile } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
@@ -40,6 +40,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const STALLED = Number(process.env.BENCH_STALLED ?? 1500);
 const SERVICES = 16;
 const TCP_TRIES = 5;
+const PARTS = new Set((process.env.BENCH_PARTS ?? '1,2,3').split(','));
 
 /** A server under test: where it answers and which process to weigh. */
 interface Subject {
@@ -171,8 +172,8 @@ async function main(dir: string) {
     }
     const dm = await startDnsmasq(dir, hostsFile, await freePort(), ['--local=/cluster.local/']);
     zone.push(asSubject('zone', dm));
-    for (const s of zone.slice(1)) floods.push(await floodOne(s, existing, flood));
-    for (const s of zone.slice(1)) tcp.push(await tcpOne(s, someName));
+    if (PARTS.has('1')) for (const s of zone.slice(1)) floods.push(await floodOne(s, existing, flood));
+    if (PARTS.has('2')) for (const s of zone.slice(1)) tcp.push(await tcpOne(s, someName));
     for (const s of zone.slice(1)) await s.stop();
 
     // The pod's cache in front of kube-dns (kube-dns itself is flooded last, fresh, asked directly).
@@ -183,8 +184,8 @@ async function main(dir: string) {
       const cd = await startCoreDnsWith(coredns, dir, 'coredns-cache', `cache 30\nforward . 127.0.0.1:${backend.port}`);
       caches.push({ name: 'coredns (cache + forward)', role: 'cache', port: cd.port, pid: cd.daemon.pid, stop: () => cd.daemon.stop() });
     }
-    for (const s of caches) floods.push(await floodOne(s, existing, flood));
-    for (const s of caches) tcp.push(await tcpOne(s, someName));
+    if (PARTS.has('1')) for (const s of caches) floods.push(await floodOne(s, existing, flood));
+    if (PARTS.has('2')) for (const s of caches) tcp.push(await tcpOne(s, someName));
     for (const s of caches) await s.stop();
   } finally {
     await backend.stop();
@@ -192,32 +193,33 @@ async function main(dir: string) {
   const fresh = await startKubeDns(dir, clusterFile);
   try {
     const s = asSubject('zone', fresh);
-    floods.unshift(await floodOne(s, existing, flood));
-    tcp.unshift(await tcpOne(s, someName));
+    if (PARTS.has('1')) floods.unshift(await floodOne(s, existing, flood));
+    if (PARTS.has('2')) tcp.unshift(await tcpOne(s, someName));
   } finally {
     await fresh.stop();
   }
   rmSync(flood, { force: true });
   let config: ConfigResults | null = null;
-  if (CONFIG_ENABLED) config = await benchConfigChanges(dir);
+  if (CONFIG_ENABLED && PARTS.has('3')) config = await benchConfigChanges(dir);
   return { floods, tcp, config, coredns };
 }
 
 function report(r: Awaited<ReturnType<typeof main>>): string {
   const mib = (x: number) => x.toFixed(0);
-  const lines = [
+  const lines: string[] = [];
+  if (r.floods.length > 0) lines.push(
     `## 1. ${FLOOD_NAMES.toLocaleString('en')} never-existing names at ${FLOOD_RATE.toLocaleString('en')} queries/s`,
     '',
     `RSS of the process asked (MiB): warm before the flood, its peak during it, and 2 s after. "Existing names" is dnsperf over the ${SERVICES} services' names for ${SECONDS} s, alone and then started 5 s into the flood. Goal for ours: at most 40 MiB over the warm baseline.`,
     '',
     '| role | server | RSS before / peak / after | growth | existing names QPS alone | during the flood | ratio | flood answered / lost |',
     '|---|---|---|---|---|---|---|---|',
-  ];
+  );
   for (const f of r.floods) {
     const growth = f.rssAfterMiB - f.rssBeforeMiB;
     lines.push(`| ${f.role === 'zone' ? 'cluster zone, asked directly' : 'cache in front of kube-dns'} | ${f.name} | ${mib(f.rssBeforeMiB)} / ${mib(f.rssPeakMiB)} / ${mib(f.rssAfterMiB)} | **${growth >= 0 ? '+' : ''}${mib(growth)}** (peak +${mib(f.rssPeakMiB - f.rssBeforeMiB)}) | ${f.qpsAlone.toFixed(0)} | ${f.qpsDuringFlood.toFixed(0)} | **${(f.qpsDuringFlood / f.qpsAlone).toFixed(2)}** | ${(FLOOD_NAMES - f.floodLost).toLocaleString('en')} / ${f.floodLost.toLocaleString('en')} |`);
   }
-  lines.push(
+  if (r.tcp.length > 0) lines.push(
     '',
     `## 2. ${STALLED.toLocaleString('en')} stalled TCP connections`,
     '',

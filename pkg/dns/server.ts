@@ -145,6 +145,8 @@ const PORT_ATTEMPTS = 20;
  * dnscache) must not turn a clean stop into a SIGKILL.
  */
 export const DEFAULT_DRAIN_MS = 3000;
+/** close() ends its drain once nothing is in flight and no query came for this long. */
+const QUIET_MS = 20;
 
 export class DnsServer {
   readonly stats: ServerStats = {
@@ -167,7 +169,6 @@ export class DnsServer {
   private closing = false;
   /** Queries waiting on an asynchronous handler. */
   private inflight = 0;
-  private drained: (() => void) | null = null;
   // Reused by every packet; only read synchronously. One byte past the question for DO and CD.
   private readonly keyBuf = Buffer.allocUnsafe(QUESTION_KEY_MAX + 1);
   private readonly optView: OptView = { udpSize: 0, extendedRcode: 0, version: 0, do: false };
@@ -219,25 +220,32 @@ export class DnsServer {
   }
 
   /**
-   * Stops taking TCP connections, lets the queries in flight finish (up to drainMs), then closes the
-   * sockets. UDP queries that arrive meanwhile are still answered: the clients of a server being
-   * replaced (a successor on the same port, a pod going away) are not dropped while it drains.
+   * Stops taking TCP connections, answers until nothing is in flight and no query has come for
+   * QUIET_MS (at most drainMs), then closes the sockets. UDP queries that arrive meanwhile are
+   * answered: the clients of a server being replaced (a successor on the same port, a pod going
+   * away) are not dropped while it drains.
    */
   async close(drainMs = DEFAULT_DRAIN_MS): Promise<void> {
     if (this.closing) return;
     this.closing = true;
     const stopTcp = this.tcp?.stopAccepting();
-    if (this.inflight > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      await new Promise<void>((resolve) => {
-        this.drained = resolve;
-        timer = setTimeout(resolve, drainMs);
-      });
-      clearTimeout(timer);
-      this.drained = null;
-    }
+    await this.drain(drainMs);
     this.tcp?.destroyAll();
     await Promise.all([stopTcp, this.udp?.close()]);
+  }
+
+  // Waiting for quiet as well as for the queries in flight: datagrams still queued when the socket
+  // closes are lost, and with a successor on the port (SO_REUSEPORT) the kernel keeps a client's
+  // flow on this socket until it closes, so a busy client is served here until the drain ends.
+  private async drain(drainMs: number): Promise<void> {
+    const until = performance.now() + drainMs;
+    for (;;) {
+      const left = until - performance.now();
+      if (left <= 0) return;
+      const seen = this.stats.queries;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(QUIET_MS, left)));
+      if (this.stats.queries === seen && this.inflight === 0) return;
+    }
   }
 
   private makeUdp(): UdpListener {
@@ -422,7 +430,6 @@ export class DnsServer {
       })
       .finally(() => {
         this.inflight--;
-        if (this.inflight === 0) this.drained?.();
       });
   }
 

@@ -7,6 +7,8 @@ import type { Socket } from 'node:net';
 import { frame } from '../../pkg/dns/frames.ts';
 import { query } from './dns-server.ts';
 
+const CONNECT_WAIT_MS = 1000;
+
 export interface StallFlood {
   /** Connections the server accepted (a refused or reset one still counts as sent). */
   opened: number;
@@ -24,7 +26,10 @@ export async function stallFlood(port: number, n: number): Promise<StallFlood> {
           const s = connect(port, '127.0.0.1');
           sockets.push(s);
           s.on('error', () => resolve()); // refused or reset: part of the flood either way
+          // A server whose backlog is full leaves the SYN unanswered for minutes: count it unaccepted.
+          const waited = setTimeout(resolve, CONNECT_WAIT_MS);
           s.once('connect', () => {
+            clearTimeout(waited);
             opened++;
             s.write((i + j) % 2 === 0 ? half : Buffer.from([0xff, 0xff, 0]));
             resolve();
