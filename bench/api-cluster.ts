@@ -15,6 +15,8 @@ export interface BenchCluster {
   cluster: TestCluster;
   /** POST one object as admin; resolves when the API server has answered (201). */
   create(obj: KubeObject): Promise<void>;
+  /** PUT one object over its namesake (no resourceVersion: an unconditional update), as admin. */
+  replace(obj: KubeObject): Promise<void>;
   /** POST every object, `concurrency` at a time. */
   createAll(objs: KubeObject[], concurrency?: number, progress?: (done: number) => void): Promise<void>;
   close(): Promise<void>;
@@ -65,11 +67,13 @@ export async function startBenchCluster(): Promise<BenchCluster> {
   const agent = new Agent({ keepAlive: true, maxSockets: 16, ca: readFileSync(cluster.caFile, 'utf8') });
   teardowns.unshift(() => agent.destroy());
 
-  const create = (obj: KubeObject): Promise<void> => {
+  const send = (method: 'POST' | 'PUT', obj: KubeObject): Promise<void> => {
     const body = Buffer.from(JSON.stringify(obj));
+    const path = method === 'POST' ? collectionPath(obj) : `${collectionPath(obj)}/${obj.metadata.name}`;
+    const ok = method === 'POST' ? 201 : 200;
     return new Promise((resolve, reject) => {
-      const req = httpsRequest(new URL(collectionPath(obj), cluster.url), {
-        method: 'POST',
+      const req = httpsRequest(new URL(path, cluster.url), {
+        method,
         agent,
         headers: { authorization: `Bearer ${cluster.adminToken}`, 'content-type': 'application/json', 'content-length': String(body.length), accept: 'application/json' },
       }, (res) => {
@@ -77,14 +81,16 @@ export async function startBenchCluster(): Promise<BenchCluster> {
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('error', reject);
         res.on('end', () => {
-          if (res.statusCode === 201) resolve();
-          else reject(new BenchApiError(`POST ${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}: ${res.statusCode} ${Buffer.concat(chunks).toString().slice(0, 300)}`));
+          if (res.statusCode === ok) resolve();
+          else reject(new BenchApiError(`${method} ${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}: ${res.statusCode} ${Buffer.concat(chunks).toString().slice(0, 300)}`));
         });
       });
       req.on('error', reject);
       req.end(body);
     });
   };
+  const create = (obj: KubeObject): Promise<void> => send('POST', obj);
+  const replace = (obj: KubeObject): Promise<void> => send('PUT', obj);
 
   const createAll = async (objs: KubeObject[], concurrency = 8, progress?: (done: number) => void): Promise<void> => {
     let next = 0;
@@ -98,5 +104,5 @@ export async function startBenchCluster(): Promise<BenchCluster> {
     await Promise.all(Array.from({ length: concurrency }, worker));
   };
 
-  return { cluster, create, createAll, close };
+  return { cluster, create, replace, createAll, close };
 }

@@ -49,22 +49,25 @@ async function waitReady(daemon: Daemon, url: string, startedAt: number, timeout
   }
 }
 
-export async function startKubeDnsApi(dir: string, kubeconfig: string): Promise<ApiDnsServer> {
+/** kube-dns from `root`'s dist/ (another checkout's, to compare builds), named `name` in reports. */
+export async function startKubeDnsApi(dir: string, kubeconfig: string, o: { root?: string; name?: string } = {}): Promise<ApiDnsServer> {
+  const root = o.root ?? repoRoot;
+  const name = o.name ?? 'kube-dns';
   const port = await freePort();
   const httpPort = await freePort();
   writeFileSync(join(dir, 'resolv.conf'), 'nameserver 127.0.0.1\n');
   const startedAt = performance.now();
   const daemon = startDaemon(process.execPath, [
     ...productionNodeFlags(),
-    join(repoRoot, 'dist/cmd/kube-dns/main.js'),
+    join(root, 'dist/cmd/kube-dns/main.js'),
     `--kubecfg-file=${kubeconfig}`,
     '--dns-bind-address=127.0.0.1',
     '--http-bind-address=127.0.0.1',
     `--dns-port=${port}`,
     `--healthz-port=${httpPort}`,
     `--resolv-conf=${join(dir, 'resolv.conf')}`,
-  ], join(dir, 'kube-dns.log'));
-  return whenReady('kube-dns', daemon, port, `http://127.0.0.1:${httpPort}/readiness`, startedAt);
+  ], join(dir, `${name.replace(/\W+/g, '-')}.log`));
+  return whenReady(name, daemon, port, `http://127.0.0.1:${httpPort}/readiness`, startedAt);
 }
 
 export async function startCoreDns(bin: string, dir: string, kubeconfig: string): Promise<ApiDnsServer> {
