@@ -7,6 +7,8 @@ import { runKubeDns } from '../../pkg/kubedns/program.ts';
 import { stopOnSignals } from '../../pkg/signals/shutdown.ts';
 import { FileSource } from '../../pkg/source/file.ts';
 import { KubernetesSource } from '../../pkg/source/kubernetes.ts';
+import { CLUSTER_KINDS, startingWatches } from '../../pkg/cluster/kinds.ts';
+import type { EndpointsApi } from '../../pkg/cluster/kinds.ts';
 import { parseFederations } from '../../pkg/config/config.ts';
 import { parseByteSize } from '../../pkg/flags/bytes.ts';
 import { kubeDnsFlags } from './flags.ts';
@@ -40,12 +42,10 @@ if (f.federations) {
 
 // --cluster-file wins when given; otherwise the Kubernetes API (kubeconfig, master URL or in-cluster).
 const source = f['cluster-file']
-  ? new FileSource(f['cluster-file'], { log: log.child('file-source') })
+  ? new FileSource(f['cluster-file'], { kinds: CLUSTER_KINDS.map((k) => k.kind), log: log.child('file-source') })
   : new KubernetesSource({
       connection: { kubeconfig: f['kubecfg-file'] || undefined, masterUrl: f['kube-master-url'] || undefined },
-      endpointsApi: f['endpoints-api'] as 'endpointslices' | 'endpoints',
-      configMap: f['config-map'],
-      configMapNamespace: f['config-map-namespace'],
+      watches: startingWatches({ endpointsApi: f['endpoints-api'] as EndpointsApi, configMap: f['config-map'], configMapNamespace: f['config-map-namespace'] }),
       silentWatchMs: f['silent-watch-timeout'],
       log: log.child('kubernetes-source'),
     });

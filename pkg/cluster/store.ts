@@ -1,9 +1,10 @@
-// The store of trimmed cluster objects: one writer (the source), read by the zone builder.
-// It remembers which services a batch of events touched, so only those are rebuilt on flush.
+// The store of trimmed cluster objects: one writer (the source), read by the zone builder. Each event
+// goes to its kind's `apply` (the table of kinds, kinds.ts); the store remembers which services a
+// batch of events touched, so only those are rebuilt on flush.
 
 import type { SourceEvent, SourceSink } from '../source/source.ts';
+import type { ClusterKind, StoreState } from './kind.ts';
 import type { ConfigMapInfo, EndpointSetInfo, NodeTopology, ServiceInfo } from './model.ts';
-import { trimConfigMap, trimEndpointSlice, trimEndpoints, trimNode, trimService } from './trim.ts';
 
 export interface StoreListener {
   /** Services whose records must be rebuilt (keys `namespace/name`). */
@@ -21,22 +22,20 @@ export interface StoreCounts {
   endpoints: number;
 }
 
-const key = (namespace: string, name: string): string => `${namespace}/${name}`;
-
-export class ClusterStore implements SourceSink {
+export class ClusterStore implements SourceSink, StoreState {
   readonly services = new Map<string, ServiceInfo>();
-  /** service key → its endpoint sets (a list: services have one or two slices, and a Map each costs ~450 bytes). */
   readonly endpoints = new Map<string, EndpointSetInfo[]>();
-  /** Which service each endpoint object (kind/ns/name) fed last, to clean up when it moves or goes. */
-  private readonly endpointOwners = new Map<string, { service: string; ids: string[] }>();
-  /** Node name → its topology, only for nodes labelled with both zone and region. */
+  readonly endpointOwners = new Map<string, { service: string; ids: string[] }>();
   readonly nodes = new Map<string, NodeTopology>();
+  private readonly kinds: ReadonlyMap<string, ClusterKind>;
   private readonly dirty = new Set<string>();
   private readonly listener: StoreListener;
   private isSynced = false;
 
-  constructor(listener: StoreListener) {
+  /** `kinds`: the table (kinds.ts); an event of another kind is rejected. */
+  constructor(listener: StoreListener, kinds: readonly ClusterKind[]) {
     this.listener = listener;
+    this.kinds = new Map(kinds.map((k) => [k.kind, k]));
   }
 
   get hasSynced(): boolean {
@@ -44,17 +43,9 @@ export class ClusterStore implements SourceSink {
   }
 
   event(e: SourceEvent): void {
-    switch (e.kind) {
-      case 'Service':
-        return this.serviceEvent(e);
-      case 'EndpointSlice':
-      case 'Endpoints':
-        return this.endpointsEvent(e);
-      case 'ConfigMap':
-        return this.configMapEvent(e);
-      case 'Node':
-        return this.nodeEvent(e);
-    }
+    const kind = this.kinds.get(e.kind);
+    if (kind === undefined) this.report(e.kind, [`${e.object.metadata.name}: not a kind kube-dns reads`]);
+    else kind.apply(this, e);
   }
 
   flush(): void {
@@ -67,6 +58,18 @@ export class ClusterStore implements SourceSink {
   synced(): void {
     this.isSynced = true;
     this.listener.synced?.();
+  }
+
+  touch(serviceKey: string): void {
+    this.dirty.add(serviceKey);
+  }
+
+  report(kind: string, problems: string[]): void {
+    for (const p of problems) this.listener.rejected?.(kind, p);
+  }
+
+  configMapChanged(cm: ConfigMapInfo | null, name: string, namespace: string): void {
+    this.listener.configMapChanged?.(cm, name, namespace);
   }
 
   endpointSets(serviceKey: string): EndpointSetInfo[] {
@@ -87,82 +90,5 @@ export class ClusterStore implements SourceSink {
       for (const s of sets) endpoints += s.endpoints.length;
     }
     return { services: this.services.size, endpointSets, endpoints };
-  }
-
-  private report(kind: string, problems: string[]): void {
-    for (const p of problems) this.listener.rejected?.(kind, p);
-  }
-
-  private serviceEvent(e: SourceEvent): void {
-    const meta = e.object.metadata;
-    const k = key(meta.namespace ?? 'default', meta.name);
-    if (e.type === 'delete') {
-      if (this.services.delete(k)) this.dirty.add(k);
-      return;
-    }
-    const { value, problems } = trimService(e.object);
-    this.report('Service', problems);
-    // An unusable update removes what the old version published rather than serving stale data.
-    if (value) this.services.set(k, value);
-    else this.services.delete(k);
-    this.dirty.add(k);
-  }
-
-  private endpointsEvent(e: SourceEvent): void {
-    const meta = e.object.metadata;
-    const objectKey = `${e.kind}/${meta.namespace ?? 'default'}/${meta.name}`;
-    this.dropEndpointObject(objectKey);
-    if (e.type === 'delete') return;
-    let sets: EndpointSetInfo[] = [];
-    if (e.kind === 'EndpointSlice') {
-      const { value, problems } = trimEndpointSlice(e.object);
-      this.report(e.kind, problems);
-      if (value) sets = [value];
-    } else {
-      const { value, problems } = trimEndpoints(e.object);
-      this.report(e.kind, problems);
-      if (value) sets = value;
-    }
-    if (sets.length === 0) return;
-    const service = key(sets[0].namespace, sets[0].service);
-    const ids = new Set(sets.map((s) => s.id));
-    const others = (this.endpoints.get(service) ?? []).filter((s) => !ids.has(s.id));
-    this.endpoints.set(service, [...others, ...sets]);
-    this.endpointOwners.set(objectKey, { service, ids: sets.map((s) => s.id) });
-    this.dirty.add(service);
-  }
-
-  private dropEndpointObject(objectKey: string): void {
-    const owner = this.endpointOwners.get(objectKey);
-    if (!owner) return;
-    this.endpointOwners.delete(objectKey);
-    const left = this.endpoints.get(owner.service)?.filter((s) => !owner.ids.includes(s.id)) ?? [];
-    if (left.length > 0) this.endpoints.set(owner.service, left);
-    else this.endpoints.delete(owner.service);
-    this.dirty.add(owner.service);
-  }
-
-  private configMapEvent(e: SourceEvent): void {
-    const meta = e.object.metadata;
-    const namespace = meta.namespace ?? 'default';
-    if (e.type === 'delete') {
-      this.listener.configMapChanged?.(null, meta.name, namespace);
-      return;
-    }
-    const { value, problems } = trimConfigMap(e.object);
-    this.report('ConfigMap', problems);
-    this.listener.configMapChanged?.(value, meta.name, namespace);
-  }
-
-  private nodeEvent(e: SourceEvent): void {
-    const name = e.object.metadata.name;
-    if (e.type === 'delete') {
-      this.nodes.delete(name);
-      return;
-    }
-    const { value, problems } = trimNode(e.object);
-    this.report('Node', problems);
-    if (value) this.nodes.set(name, value);
-    else this.nodes.delete(name);
   }
 }

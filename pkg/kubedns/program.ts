@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import { AnswerCache } from '../dns/answer-cache.ts';
 import { DnsServer } from '../dns/server.ts';
 import { ClusterStore } from '../cluster/store.ts';
+import { CLUSTER_KINDS, NODE_WATCH } from '../cluster/kinds.ts';
 import type { ConfigMapInfo } from '../cluster/model.ts';
 import type { Source } from '../source/source.ts';
 import { KubernetesSource } from '../source/kubernetes.ts';
@@ -72,7 +73,7 @@ export async function runKubeDns(o: KubeDnsOptions): Promise<RunningKubeDns> {
       server?.invalidate();
       log.info('federations in use', { federations: [...federations()].map(([n, d]) => `${n}=${d}`).join(',') || 'none' });
     }
-    if (federations().size > 0) o.source.watchNodes?.();
+    if (federations().size > 0) o.source.watch?.(NODE_WATCH);
     applyUpstreams(forwarder, config, { flagNameservers: o.nameservers, resolvConf: o.resolvConf, zone, log }).catch((err) =>
       log.error('applying upstreams failed', { error: err }),
     );
@@ -101,7 +102,7 @@ export async function runKubeDns(o: KubeDnsOptions): Promise<RunningKubeDns> {
     synced() {
       log.info('initial sync done: serving the cluster zone', { ...store.counts(), serial: zone.serial });
     },
-  });
+  }, CLUSTER_KINDS);
   if (o.source instanceof KubernetesSource) {
     const api = o.source;
     metrics.setSourceReader(() => api.status());
@@ -148,7 +149,7 @@ export async function runKubeDns(o: KubeDnsOptions): Promise<RunningKubeDns> {
   const extra = o.prometheusPort ? createHttpEndpoints(httpState) : null;
   if (extra) log.info('HTTP listening', { address: o.httpBindAddress, port: await extra.listen(o.httpBindAddress, o.prometheusPort!), from: 'PROMETHEUS_PORT' });
 
-  if (federations().size > 0) o.source.watchNodes?.();
+  if (federations().size > 0) o.source.watch?.(NODE_WATCH);
   log.info('reading cluster objects', { source: o.source.describe() });
   await o.source.start(store);
   // A slow first sync never kills the process (the original's "Timeout waiting for initialization"

@@ -5,8 +5,7 @@
 import { createHash } from 'node:crypto';
 import { isMap, isScalar, isSeq, LineCounter, parseAllDocuments } from 'yaml';
 import type { Node } from 'yaml';
-import { OBJECT_KINDS } from './source.ts';
-import type { KubeObject, ObjectKind } from './source.ts';
+import type { KubeObject } from './source.ts';
 
 export class ClusterFileError extends Error {
   readonly code = 'SOURCE_ERR_CLUSTER_FILE';
@@ -25,7 +24,8 @@ export class ClusterFileError extends Error {
 }
 
 export interface ClusterObject {
-  kind: ObjectKind;
+  /** One of the kinds asked for (the very string given, not one per object). */
+  kind: string;
   /** `kind/namespace/name`, the identity diffs go by (namespace "default" when absent). */
   key: string;
   object: KubeObject;
@@ -34,7 +34,7 @@ export interface ClusterObject {
 }
 
 export interface ParsedClusterFile {
-  /** Objects of the kinds DNS reads, in file order, one per key (a later duplicate wins). */
+  /** Objects of the kinds asked for, in file order, one per key (a later duplicate wins). */
   objects: ClusterObject[];
   /** `kind namespace/name` (or `kind name`) of objects of other kinds (skipped). */
   ignored: string[];
@@ -42,8 +42,6 @@ export interface ParsedClusterFile {
   duplicates: string[];
 }
 
-/** The kinds DNS reads, each to its constant: one string per kind instead of one per parsed object. */
-const DNS_KINDS: ReadonlyMap<string, ObjectKind> = new Map(OBJECT_KINDS.map((k) => [k, k]));
 
 function describe(v: unknown): string {
   if (v === null || v === undefined) return 'empty';
@@ -51,8 +49,10 @@ function describe(v: unknown): string {
   return typeof v === 'object' ? 'a mapping' : `a ${typeof v}`;
 }
 
-/** Parses the text; throws ClusterFileError on the first malformed document. */
-export function parseClusterFile(text: string): ParsedClusterFile {
+/** Parses the text, keeping objects of `kinds`; throws ClusterFileError on the first malformed document. */
+export function parseClusterFile(text: string, kinds: readonly string[]): ParsedClusterFile {
+  // Each kind to its constant: one string per kind instead of one per parsed object.
+  const wanted: ReadonlyMap<string, string> = new Map(kinds.map((k) => [k, k]));
   const lines = new LineCounter();
   const fail = (reason: string, offset: number): never => {
     const { line, col } = lines.linePos(offset);
@@ -93,7 +93,7 @@ export function parseClusterFile(text: string): ParsedClusterFile {
       fail(`${k} ${name as string}: metadata.namespace is not a string`, offset);
     }
     const ns = (namespace as string | null | undefined) || 'default';
-    const dnsKind = DNS_KINDS.get(k);
+    const dnsKind = wanted.get(k);
     if (dnsKind === undefined) {
       result.ignored.push(`${k} ${namespace ? `${namespace as string}/` : ''}${name as string}`);
       return;

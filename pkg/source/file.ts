@@ -11,6 +11,8 @@ import { FileWatch } from './file-watch.ts';
 import type { Source, SourceSink } from './source.ts';
 
 export interface FileSourceOptions {
+  /** The kinds to read (pkg/cluster's table); objects of other kinds are skipped. */
+  kinds: readonly string[];
   log?: Logger;
   /** How often the file is stat()ed in case fs.watch missed a change. Default 250. */
   pollIntervalMs?: number;
@@ -21,7 +23,7 @@ export interface FileSourceStats {
   loads: number;
   /** Changes that were rejected as malformed (the previous state was kept). */
   rejectedLoads: number;
-  /** Objects currently held (Services, EndpointSlices, Endpoints, ConfigMaps). */
+  /** Objects currently held (of the kinds read). */
   objects: number;
 }
 
@@ -39,11 +41,13 @@ export class FileSource implements Source {
   private readonly log: Logger;
   private readonly pollIntervalMs: number;
   private sink: SourceSink | null = null;
-  private watch: FileWatch | null = null;
+  private fileWatch: FileWatch | null = null;
+  private readonly kinds: readonly string[];
   private current = new Map<string, ClusterObject>();
   private synced = false;
 
-  constructor(path: string, opts: FileSourceOptions = {}) {
+  constructor(path: string, opts: FileSourceOptions) {
+    this.kinds = opts.kinds;
     this.path = resolve(path);
     this.log = opts.log ?? createLogger('file-source');
     this.pollIntervalMs = opts.pollIntervalMs ?? 250;
@@ -57,7 +61,7 @@ export class FileSource implements Source {
   async start(sink: SourceSink): Promise<void> {
     if (this.sink) throw new FileSourceStartedError(this.path);
     this.sink = sink;
-    this.watch = new FileWatch(this.path, {
+    this.fileWatch = new FileWatch(this.path, {
       pollIntervalMs: this.pollIntervalMs,
       onContent: (text) => this.load(text),
       onUnreadable: (err) => {
@@ -66,18 +70,18 @@ export class FileSource implements Source {
       },
       onError: (err) => this.log.error('cluster file update failed', { path: this.path, error: err }),
     });
-    await this.watch.start();
+    await this.fileWatch.start();
   }
 
   async stop(): Promise<void> {
-    await this.watch?.stop();
-    this.watch = null;
+    await this.fileWatch?.stop();
+    this.fileWatch = null;
   }
 
   private load(text: string): void {
     let parsed;
     try {
-      parsed = parseClusterFile(text);
+      parsed = parseClusterFile(text, this.kinds);
     } catch (e) {
       this.stats.rejectedLoads++;
       if (e instanceof ClusterFileError) {

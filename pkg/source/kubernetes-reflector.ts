@@ -15,13 +15,15 @@ import type { KubeClient } from './kubernetes-client.ts';
 import { KnownObjects } from './kubernetes-known.ts';
 import type { Change } from './kubernetes-known.ts';
 import { SilenceWatchdog } from './kubernetes-silence.ts';
-import type { KubeObject, ObjectKind } from './source.ts';
+import type { KubeObject } from './source.ts';
 
 export type RestartReason = 'expired' | 'closed' | 'silent' | 'error';
 export const RESTART_REASONS: readonly RestartReason[] = ['expired', 'closed', 'silent', 'error'];
 
 export interface ReflectorOptions {
-  kind: ObjectKind;
+  kind: string;
+  /** Its first list does not hold the source's first sync. */
+  optional?: boolean;
   /** Collection path, e.g. /api/v1/services. */
   path: string;
   fieldSelector?: string;
@@ -86,7 +88,8 @@ function statusMessage(status: number, body: string): string {
 }
 
 export class Reflector {
-  readonly kind: ObjectKind;
+  readonly kind: string;
+  readonly optional: boolean;
   readonly stats: ReflectorStats = { objects: 0, relists: 0, lastActivity: 0, restarts: { expired: 0, closed: 0, silent: 0, error: 0 } };
   private readonly o: ReflectorOptions;
   private readonly known = new KnownObjects();
@@ -101,6 +104,7 @@ export class Reflector {
 
   constructor(o: ReflectorOptions) {
     this.kind = o.kind;
+    this.optional = o.optional ?? false;
     this.o = o;
     this.backoff = new Backoff(o.backoff);
   }

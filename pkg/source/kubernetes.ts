@@ -1,8 +1,9 @@
-// The Kubernetes API source: Services, EndpointSlices (or core/v1 Endpoints with
-// --endpoints-api=endpoints) in all namespaces, and the one ConfigMap named by --config-map, listed and
-// watched by one Reflector each; Nodes too once federations are configured (watchNodes()). Raw objects
-// go to the sink (the store trims them); the source itself remembers only key → resourceVersion per object. Events of one list page or one chunk of watch
-// events form a batch, ended by flush(); synced() follows the first complete list of every kind.
+// The Kubernetes API source: the kinds it is given (pkg/cluster's table, chosen by the flags: Services,
+// EndpointSlices or core/v1 Endpoints, the --config-map ConfigMap), listed and watched by one Reflector
+// each; more later through watch() (Nodes, once federations are configured). Raw objects go to the
+// sink (the store trims them); the source itself remembers only key → resourceVersion per object.
+// Events of one list page or one chunk of watch events form a batch, ended by flush(); synced()
+// follows the first complete list of every kind that is not optional.
 
 import { createLogger } from '../log/log.ts';
 import type { Logger } from '../log/log.ts';
@@ -12,18 +13,14 @@ import type { KubeClient, KubeConnectionOptions } from './kubernetes-client.ts';
 import type { Change } from './kubernetes-known.ts';
 import { Reflector } from './kubernetes-reflector.ts';
 import type { RestartReason } from './kubernetes-reflector.ts';
-import { OPTIONAL_KINDS } from './source.ts';
-import type { KubeObject, ObjectKind, Source, SourceSink } from './source.ts';
-
-export type EndpointsApi = 'endpointslices' | 'endpoints';
+import { collectionPath, describeWatch } from './source.ts';
+import type { KubeObject, Source, SourceSink, Watch } from './source.ts';
 
 export interface KubernetesSourceOptions {
   /** How to reach the API server; or a ready client. */
   connection: KubeConnectionOptions | (() => Promise<KubeClient>);
-  endpointsApi?: EndpointsApi;
-  /** The ConfigMap to watch ('' → none), in configMapNamespace. */
-  configMap?: string;
-  configMapNamespace?: string;
+  /** What to list and watch from the start. */
+  watches: readonly Watch[];
   /** Objects per list page. Default 500. */
   pageSize?: number;
   /** A watch with no event or bookmark for this long is restarted; the server is asked to end watches after half of it. Default 5 min. */
@@ -33,7 +30,7 @@ export interface KubernetesSourceOptions {
 }
 
 export interface KindStatus {
-  kind: ObjectKind;
+  kind: string;
   objects: number;
   relists: number;
   /** Seconds since the last list, event or bookmark of this kind (null before the first list). */
@@ -55,7 +52,7 @@ export class KubernetesSourceStartedError extends Error {
   }
 }
 
-/** When the change behind an object happened, if the object says (EndpointSlices and Endpoints do). */
+/** When the change behind an object happened, if the object says (EndpointSlices and Endpoints do; others never carry the annotation). */
 function triggerTime(o: KubeObject): number | null {
   const t = o.metadata.annotations?.['endpoints.kubernetes.io/last-change-trigger-time'];
   if (!t) return null;
@@ -68,22 +65,21 @@ export class KubernetesSource implements Source {
   onProgrammed: ((seconds: number) => void) | null = null;
   private readonly o: KubernetesSourceOptions;
   private readonly log: Logger;
-  private readonly endpointsApi: EndpointsApi;
+  private readonly watches: Watch[];
   private reflectors: Reflector[] = [];
   private sink: SourceSink | null = null;
   private client: KubeClient | null = null;
-  private listed = new Set<ObjectKind>();
+  private listed = new Set<string>();
   private isSynced = false;
   /** When each change of the current batch happened (ms), for the programming-latency histogram. */
   private pendingTriggers: number[] = [];
-  private nodesWanted = false;
   private stopped = false;
-  private makeReflector: ((kind: ObjectKind, path: string, fieldSelector?: string) => Reflector) | null = null;
+  private makeReflector: ((w: Watch) => Reflector) | null = null;
 
   constructor(o: KubernetesSourceOptions) {
     this.o = o;
     this.log = o.log ?? createLogger('kubernetes-source');
-    this.endpointsApi = o.endpointsApi ?? 'endpointslices';
+    this.watches = [...o.watches];
   }
 
   describe(): string {
@@ -92,14 +88,7 @@ export class KubernetesSource implements Source {
 
   /** What is listed and watched, for describe() and the start log line. */
   private watched(): string[] {
-    const what = ['Services (all namespaces)', this.endpointsApi === 'endpoints' ? 'Endpoints core/v1 (all namespaces)' : 'EndpointSlices discovery.k8s.io/v1 (all namespaces)'];
-    if (this.o.configMap) what.push(`ConfigMap ${this.configMapNamespace}/${this.o.configMap}`);
-    if (this.nodesWanted) what.push('Nodes (federations)');
-    return what;
-  }
-
-  private get configMapNamespace(): string {
-    return this.o.configMapNamespace ?? 'kube-system';
+    return this.watches.map(describeWatch);
   }
 
   status(): KubernetesSourceStatus {
@@ -130,41 +119,35 @@ export class KubernetesSource implements Source {
       backoff: this.o.backoff,
       onBatch: () => this.flush(),
     };
-    const make = (kind: ObjectKind, path: string, fieldSelector?: string): Reflector =>
+    const make = (w: Watch): Reflector =>
       new Reflector({
         ...common,
-        kind,
-        path,
-        fieldSelector,
+        kind: w.kind.kind,
+        optional: w.kind.optional,
+        path: collectionPath(w),
+        fieldSelector: w.fieldSelector,
         log: this.log,
-        onChange: (change, o, watched) => this.change(kind, change, o, watched),
-        onListed: () => this.kindListed(kind),
+        onChange: (change, o, watched) => this.change(w.kind.kind, change, o, watched),
+        onListed: () => this.kindListed(w.kind.kind),
       });
-    this.reflectors = [
-      make('Service', '/api/v1/services'),
-      this.endpointsApi === 'endpoints' ? make('Endpoints', '/api/v1/endpoints') : make('EndpointSlice', '/apis/discovery.k8s.io/v1/endpointslices'),
-    ];
-    if (this.o.configMap) {
-      this.reflectors.push(make('ConfigMap', `/api/v1/namespaces/${encodeURIComponent(this.configMapNamespace)}/configmaps`, `metadata.name=${this.o.configMap}`));
-    }
-    if (this.nodesWanted) this.reflectors.push(make('Node', '/api/v1/nodes'));
+    this.reflectors = this.watches.map(make);
     this.makeReflector = make;
     this.log.info('connecting to the Kubernetes API', { server: client.server, identity: client.identity, watching: this.watched().join(', '), silentWatchMs: common.silentWatchMs });
     for (const r of this.reflectors) r.start();
   }
 
   /**
-   * Lists and watches Nodes from now on (federation answers need their topology labels). Before start()
-   * they are part of the first sync; after it, a late list does not touch readiness. Never undone: a
+   * Lists and watches `w` from now on (Nodes: federation answers need their topology labels); again
+   * for a kind already watched is nothing. Before start() it starts with the rest. Never undone: a
    * federation removed from the config later leaves the Node watch running.
    */
-  watchNodes(): void {
-    if (this.nodesWanted) return;
-    this.nodesWanted = true;
+  watch(w: Watch): void {
+    if (this.watches.some((x) => x.kind.kind === w.kind.kind)) return;
+    this.watches.push(w);
     if (!this.makeReflector || this.stopped) return;
-    const r = this.makeReflector('Node', '/api/v1/nodes');
+    const r = this.makeReflector(w);
     this.reflectors.push(r);
-    this.log.info('watching Nodes too: federations are configured', { server: this.client?.server });
+    this.log.info(`watching ${describeWatch(w)} too`, { server: this.client?.server });
     r.start();
   }
 
@@ -173,8 +156,8 @@ export class KubernetesSource implements Source {
     await Promise.all(this.reflectors.map((r) => r.stop()));
   }
 
-  private change(kind: ObjectKind, change: Change, o: KubeObject, watched: boolean): void {
-    if (watched) this.pendingTriggers.push((kind === 'EndpointSlice' || kind === 'Endpoints' ? triggerTime(o) : null) ?? Date.now());
+  private change(kind: string, change: Change, o: KubeObject, watched: boolean): void {
+    if (watched) this.pendingTriggers.push(triggerTime(o) ?? Date.now());
     this.sink!.event({ type: change, kind, object: o });
   }
 
@@ -188,11 +171,11 @@ export class KubernetesSource implements Source {
     this.pendingTriggers = [];
   }
 
-  private kindListed(kind: ObjectKind): void {
+  private kindListed(kind: string): void {
     this.listed.add(kind);
     // An optional kind (Nodes, for federations) never holds readiness: without its RBAC its list is
     // refused for good, and the cluster zone does not depend on it.
-    if (this.isSynced || this.reflectors.some((r) => !OPTIONAL_KINDS.has(r.kind) && !this.listed.has(r.kind))) return;
+    if (this.isSynced || this.reflectors.some((r) => !r.optional && !this.listed.has(r.kind))) return;
     this.isSynced = true;
     const counts = Object.fromEntries(this.reflectors.map((r) => [r.kind, r.stats.objects]));
     this.log.info('listed every kind once: synced', counts);

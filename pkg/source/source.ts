@@ -1,12 +1,42 @@
-// The one interface through which cluster objects reach kube-dns. A source (the cluster file today,
-// the Kubernetes API later) emits raw objects exactly as the API serves them; the sink trims them.
+// The one interface through which cluster objects reach kube-dns. A source (the cluster file, the
+// Kubernetes API) emits raw objects exactly as the API serves them; the sink trims them. Which kinds
+// a source reads is given to it (pkg/cluster's table of kinds): a source knows no kind by name.
 
-export type ObjectKind = 'Service' | 'EndpointSlice' | 'Endpoints' | 'ConfigMap' | 'Node';
+/** A kind of object a source reads, as the API serves it. */
+export interface WatchedKind {
+  /** The object's `kind` (Service, EndpointSlice, ...). */
+  kind: string;
+  /** The API group's path: `/api/v1` for core, `/apis/<group>/<version>` otherwise. */
+  api: string;
+  /** The resource's plural name in URLs (services, endpointslices). */
+  resource: string;
+  /** The zone can do without it: its first list never holds the first sync (readiness). */
+  optional: boolean;
+  /** How logs name a list of them: "Services", "EndpointSlices discovery.k8s.io/v1". */
+  what: string;
+}
 
-/** Node: only its topology labels are kept, for federation answers (the API source lists Nodes only when asked). */
-export const OBJECT_KINDS: readonly ObjectKind[] = ['Service', 'EndpointSlice', 'Endpoints', 'ConfigMap', 'Node'];
-/** Kinds the zone can do without: their first list never holds the first sync (readiness). */
-export const OPTIONAL_KINDS: ReadonlySet<ObjectKind> = new Set(['Node']);
+/** One kind to list and watch: in every namespace, or one with a field selector (the ConfigMap). */
+export interface Watch {
+  kind: WatchedKind;
+  namespace?: string;
+  fieldSelector?: string;
+  /** Why it is read, for logs when it is not always ("federations"). */
+  why?: string;
+}
+
+/** The collection a watch lists, e.g. /api/v1/services or /api/v1/namespaces/kube-system/configmaps. */
+export function collectionPath(w: Watch): string {
+  const ns = w.namespace ? `/namespaces/${encodeURIComponent(w.namespace)}` : '';
+  return `${w.kind.api}${ns}/${w.kind.resource}`;
+}
+
+/** One line for logs: what a watch reads. */
+export function describeWatch(w: Watch): string {
+  const name = w.fieldSelector?.startsWith('metadata.name=') ? w.fieldSelector.slice('metadata.name='.length) : null;
+  if (name !== null && w.namespace) return `${w.kind.kind} ${w.namespace}/${name}`;
+  return `${w.kind.what} (${w.why ?? (w.namespace ? `namespace ${w.namespace}` : 'all namespaces')})`;
+}
 
 /** A Kubernetes object as `kubectl get -o yaml` prints it; only the fields DNS reads are typed. */
 export interface KubeObject {
@@ -25,7 +55,8 @@ export interface KubeObject {
 
 export interface SourceEvent {
   type: 'add' | 'update' | 'delete';
-  kind: ObjectKind;
+  /** A WatchedKind's `kind`. */
+  kind: string;
   object: KubeObject;
 }
 
@@ -44,6 +75,9 @@ export interface Source {
   stop(): Promise<void>;
   /** One line for logs: what this source reads. */
   describe(): string;
-  /** Also read Nodes from now on (federations are configured). Sources that always read them omit it. */
-  watchNodes?(): void;
+  /**
+   * Also list and watch `w` from now on (Nodes, once federations are configured): before start()
+   * with the rest, after it at once. Sources that read every kind they were given omit it.
+   */
+  watch?(w: Watch): void;
 }

@@ -5,6 +5,8 @@ import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { parse } from 'yaml';
 import { startCluster } from './harness/cluster.ts';
+import { CLUSTER_KINDS, NODE_WATCH, startingWatches } from '../../pkg/cluster/kinds.ts';
+import { collectionPath, describeWatch } from '../../pkg/source/source.ts';
 import { e2eCanRun } from './harness/gate.ts';
 
 if (e2eCanRun(t)) {
@@ -73,13 +75,18 @@ data: { secret-ish: 'not for kube-dns' }
     t.same(cm.body.data, { federations: 'f=example.com' });
   });
 
-  t.test('the kube-dns token can read only what manifests/rbac.yaml grants', async (t) => {
-    const cmWatch = await asKubeDns('/api/v1/namespaces/kube-system/configmaps?fieldSelector=metadata.name%3Dkube-dns&watch=true&timeoutSeconds=1');
-    t.equal(cmWatch.status, 200, 'watch configmap kube-dns with its field selector');
-    const cmList = await asKubeDns('/api/v1/namespaces/kube-system/configmaps?fieldSelector=metadata.name%3Dkube-dns');
-    t.equal(cmList.status, 200, 'list configmap kube-dns with its field selector');
-    t.equal((await asKubeDns('/api/v1/endpoints')).status, 200, 'list endpoints (--endpoints-api=endpoints)');
-    t.equal((await asKubeDns('/api/v1/nodes')).status, 200, 'list nodes (federations)');
+  t.test('the kube-dns token can list and watch every kind of the table (the shipped RBAC, optional parts applied), and nothing else', async (t) => {
+    const watches = [
+      ...startingWatches({ endpointsApi: 'endpointslices', configMap: 'kube-dns', configMapNamespace: 'kube-system' }),
+      ...startingWatches({ endpointsApi: 'endpoints', configMap: '', configMapNamespace: '' }),
+      NODE_WATCH,
+    ];
+    t.same([...new Set(watches.map((w) => w.kind.kind))].sort(), CLUSTER_KINDS.map((k) => k.kind).sort(), 'every kind of the table');
+    for (const w of watches) {
+      const selector = w.fieldSelector ? `fieldSelector=${encodeURIComponent(w.fieldSelector)}&` : '';
+      t.equal((await asKubeDns(`${collectionPath(w)}?${selector}limit=1`)).status, 200, `list ${describeWatch(w)}`);
+      t.equal((await asKubeDns(`${collectionPath(w)}?${selector}watch=true&timeoutSeconds=1`)).status, 200, `watch ${describeWatch(w)}`);
+    }
 
     const denied: [string, string][] = [
       ['/api/v1/secrets', 'list secrets'],

@@ -91,7 +91,7 @@ t.test('federations from the ConfigMap (no flag): the Node watch starts when the
   t.notMatch(kd.program.output(), /Nodes \(federations\)/, 'no federations yet: Nodes are not watched');
   t.equal((await dig(kd.dnsPort, 'lonely.app.cmfed.svc.cluster.local', 'CNAME')).status, 'NXDOMAIN', 'not a federation yet');
   await cluster.apply([configMap({ federations: 'cmfed=federation.example' })]);
-  await kd.program.waitFor(/watching Nodes too/, WAIT);
+  await kd.program.waitFor(/watching Nodes \(federations\) too/, WAIT);
   await cname(kd, 'lonely.app.cmfed.svc.cluster.local', 'lonely.app.cmfed.svc.z1.r1.federation.example.');
 });
 

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { ClusterStore } from '../../pkg/cluster/store.ts';
+import { CLUSTER_KINDS } from '../../pkg/cluster/kinds.ts';
 import type { KubeObject } from '../../pkg/source/source.ts';
 
 function recorder() {
@@ -12,7 +13,7 @@ function recorder() {
     configMapChanged: (cm, name) => configs.push(cm ? `${name}:${JSON.stringify(cm.data)}` : null),
     rejected: (kind, problem) => rejected.push(`${kind}: ${problem}`),
     synced: () => synced++,
-  });
+  }, CLUSTER_KINDS);
   return { store, batches, rejected, configs, synced: () => synced };
 }
 

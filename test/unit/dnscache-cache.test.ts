@@ -118,7 +118,7 @@ t.test('served TTLs go down by whole seconds of age; the entry ends at its TTL',
   t.same(ttls(c.serve(key)!), [1, 1]);
   now = 1100;
   t.equal(c.serve(key), undefined, 'expired');
-  t.same(c.cache.stats, { hits: 4, insertions: 1, evictions: 0, expired: 1 });
+  t.same(c.cache.stats, { hits: 4, insertions: 1, evictions: 0, expired: 1, forgotten: 0 });
   t.equal(c.cache.size, 0, 'the expired entry is gone');
 });
 

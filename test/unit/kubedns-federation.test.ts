@@ -4,6 +4,7 @@
 import t from 'tap';
 import { federationAnswer, federationQuery } from '../../pkg/kubedns/federation.ts';
 import { ClusterStore } from '../../pkg/cluster/store.ts';
+import { CLUSTER_KINDS } from '../../pkg/cluster/kinds.ts';
 import { parseClusterFile } from '../../pkg/source/file-parse.ts';
 
 const feds = new Map([['myfed', 'example.com']]);
@@ -31,7 +32,7 @@ t.test('federationAnswer', async (t) => {
 
 t.test('the store keeps the topology of the first labelled node', async (t) => {
   const problems: string[] = [];
-  const store = new ClusterStore({ servicesChanged() {}, rejected: (_k, p) => problems.push(p) });
+  const store = new ClusterStore({ servicesChanged() {}, rejected: (_k, p) => problems.push(p) }, CLUSTER_KINDS);
   const node = (name: string, labels: Record<string, string>) => ({ type: 'add' as const, kind: 'Node' as const, object: { metadata: { name, labels } } });
   store.event(node('bare', { 'kubernetes.io/hostname': 'bare' }));
   t.equal(store.topology(), null, 'an unlabelled node gives nothing');
@@ -51,7 +52,7 @@ t.test('the store keeps the topology of the first labelled node', async (t) => {
 });
 
 t.test('the cluster file reads Nodes (cluster-scoped)', async (t) => {
-  const parsed = parseClusterFile('apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {topology.kubernetes.io/zone: z, topology.kubernetes.io/region: r}\n');
+  const parsed = parseClusterFile('apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {topology.kubernetes.io/zone: z, topology.kubernetes.io/region: r}\n', CLUSTER_KINDS.map((k) => k.kind));
   t.same(parsed.objects.map((o) => [o.kind, o.key]), [['Node', 'Node/default/n1']]);
   t.same(parsed.ignored, []);
 });

@@ -1,13 +1,16 @@
 import { readFileSync } from 'node:fs';
 import t from 'tap';
+import { CLUSTER_KINDS } from '../../pkg/cluster/kinds.ts';
 import { ClusterFileError, parseClusterFile } from '../../pkg/source/file-parse.ts';
+
+const KINDS = CLUSTER_KINDS.map((k) => k.kind);
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8');
 
 /** The ClusterFileError the text is rejected with. */
 function rejection(text: string): ClusterFileError {
   try {
-    parseClusterFile(text);
+    parseClusterFile(text, KINDS);
   } catch (e) {
     if (e instanceof ClusterFileError) return e;
     throw e;
@@ -16,7 +19,7 @@ function rejection(text: string): ClusterFileError {
 }
 
 t.test('a multi-document stream', async (t) => {
-  const p = parseClusterFile(fixture('cluster-multidoc.yaml'));
+  const p = parseClusterFile(fixture('cluster-multidoc.yaml'), KINDS);
   t.same(p.objects.map((o) => o.key), [
     'Service/default/web',
     'EndpointSlice/default/web-7fz2d',
@@ -29,14 +32,14 @@ t.test('a multi-document stream', async (t) => {
 
 t.test('JSON takes the fast road; its syntax errors still carry line and column', async (t) => {
   const json = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec: { clusterIP: '10.0.0.1' } }] }, null, 2);
-  const p = parseClusterFile(json);
+  const p = parseClusterFile(json, KINDS);
   t.same(p.objects.map((o) => o.key), ['Service/default/web']);
-  t.equal(p.objects[0].digest, parseClusterFile(json.replace(/\n\s*/g, '')).objects[0].digest, 'formatting does not change the digest');
-  const err = t.throws(() => parseClusterFile('{\n  "kind": "List",\n  "items": [,]\n}\n')) as ClusterFileError;
+  t.equal(p.objects[0].digest, parseClusterFile(json.replace(/\n\s*/g, ''), KINDS).objects[0].digest, 'formatting does not change the digest');
+  const err = t.throws(() => parseClusterFile('{\n  "kind": "List",\n  "items": [,]\n}\n', KINDS)) as ClusterFileError;
   t.equal(err.code, 'SOURCE_ERR_CLUSTER_FILE');
   t.equal(err.line, 3, 'broken JSON is located by the YAML parser');
   t.match(err.message, /syntax error/);
-  const noKind = t.throws(() => parseClusterFile('{"apiVersion": "v1", "kind": "List", "items": [{"metadata": {"name": "x"}}]}')) as ClusterFileError;
+  const noKind = t.throws(() => parseClusterFile('{"apiVersion": "v1", "kind": "List", "items": [{"metadata": {"name": "x"}}]}', KINDS)) as ClusterFileError;
   t.match(noKind.reason, /List item #1 has no kind/);
 });
 
@@ -56,23 +59,23 @@ items:
 - apiVersion: v1
   kind: Service
   metadata: {name: legacy}
-`);
+`, KINDS);
   t.same(p.objects.map((o) => o.key), ['Endpoints/apps/legacy', 'Service/default/legacy'], 'no namespace reads as default');
   t.same(p.ignored, ['Namespace apps', 'Deployment default/web']);
 });
 
 t.test('a typed list from the raw API (items without kind), as JSON', async (t) => {
-  const p = parseClusterFile(fixture('servicelist.json'));
+  const p = parseClusterFile(fixture('servicelist.json'), KINDS);
   t.same(p.objects.map((o) => o.key), ['Service/default/kubernetes', 'Service/kube-system/kube-dns']);
   t.equal(p.objects[0].object.kind, 'Service', 'the item kind comes from the list kind');
-  t.same(parseClusterFile('{"kind": "ServiceList", "items": null}').objects, [], 'null items: an empty list');
+  t.same(parseClusterFile('{"kind": "ServiceList", "items": null}', KINDS).objects, [], 'null items: an empty list');
 });
 
 t.test('nothing at all is an empty cluster', async (t) => {
-  t.same(parseClusterFile('').objects, []);
-  t.same(parseClusterFile('# just a comment\n').objects, []);
-  t.same(parseClusterFile('---\n---\n').objects, []);
-  t.same(parseClusterFile('apiVersion: v1\nkind: List\nitems: []\n').objects, []);
+  t.same(parseClusterFile('', KINDS).objects, []);
+  t.same(parseClusterFile('# just a comment\n', KINDS).objects, []);
+  t.same(parseClusterFile('---\n---\n', KINDS).objects, []);
+  t.same(parseClusterFile('apiVersion: v1\nkind: List\nitems: []\n', KINDS).objects, []);
 });
 
 t.test('duplicates: the later object wins', async (t) => {
@@ -83,7 +86,7 @@ spec: {clusterIP: 10.0.0.1}
 kind: Service
 metadata: {name: a, namespace: default}
 spec: {clusterIP: 10.0.0.2}
-`);
+`, KINDS);
   t.equal(p.objects.length, 1);
   t.same((p.objects[0].object.spec as { clusterIP: string }).clusterIP, '10.0.0.2');
   t.same(p.duplicates, ['Service/default/a']);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import type { Test } from 'tap';
 import { createLogger, setSink } from '../../pkg/log/log.ts';
+import { CLUSTER_KINDS } from '../../pkg/cluster/kinds.ts';
 import { FileSource } from '../../pkg/source/file.ts';
 import { eventually } from '../helpers/eventually.ts';
 import type { SourceEvent, SourceSink } from '../../pkg/source/source.ts';
@@ -42,7 +43,7 @@ function tempDir(t: Test): string {
 }
 
 async function startSource(t: Test, path: string, sink: RecordingSink): Promise<FileSource> {
-  const source = new FileSource(path, { log: createLogger('test/file-source'), pollIntervalMs: 100 });
+  const source = new FileSource(path, { kinds: CLUSTER_KINDS.map((k) => k.kind), log: createLogger('test/file-source'), pollIntervalMs: 100 });
   t.teardown(() => source.stop());
   await source.start(sink);
   return source;

@@ -1,0 +1,34 @@
+// The one table of the kinds kube-dns reads: where the API serves each, whether readiness waits for
+// it, and how the store takes it in. The API source's watches, the cluster file's kinds, the first
+// sync (readiness), the store's dispatch and the RBAC test all read it: a new kind is one entry
+// here plus a file (or folder) with its trim and apply.
+
+import type { Watch } from '../source/source.ts';
+import type { ClusterKind } from './kind.ts';
+import { applyConfigMap } from './apply-configmap.ts';
+import { applyEndpointSlice, applyEndpoints } from './apply-endpoints.ts';
+import { applyNode } from './apply-node.ts';
+import { applyService } from './apply-service.ts';
+
+export const SERVICE: ClusterKind = { kind: 'Service', api: '/api/v1', resource: 'services', optional: false, what: 'Services', apply: applyService };
+export const ENDPOINT_SLICE: ClusterKind = { kind: 'EndpointSlice', api: '/apis/discovery.k8s.io/v1', resource: 'endpointslices', optional: false, what: 'EndpointSlices discovery.k8s.io/v1', apply: applyEndpointSlice };
+/** core/v1 Endpoints, instead of EndpointSlices with --endpoints-api=endpoints. */
+export const ENDPOINTS: ClusterKind = { kind: 'Endpoints', api: '/api/v1', resource: 'endpoints', optional: false, what: 'Endpoints core/v1', apply: applyEndpoints };
+/** The kube-dns ConfigMap (--config-map), by name. */
+export const CONFIG_MAP: ClusterKind = { kind: 'ConfigMap', api: '/api/v1', resource: 'configmaps', optional: false, what: 'ConfigMaps', apply: applyConfigMap };
+/** Nodes, for federation answers; optional (its RBAC is manifests/optional/rbac-federation.yaml). */
+export const NODE: ClusterKind = { kind: 'Node', api: '/api/v1', resource: 'nodes', optional: true, what: 'Nodes', apply: applyNode };
+
+export const CLUSTER_KINDS: readonly ClusterKind[] = [SERVICE, ENDPOINT_SLICE, ENDPOINTS, CONFIG_MAP, NODE];
+
+export type EndpointsApi = 'endpointslices' | 'endpoints';
+
+/** What kube-dns lists and watches from the start, by its flags. */
+export function startingWatches(o: { endpointsApi: EndpointsApi; configMap: string; configMapNamespace: string }): Watch[] {
+  const watches: Watch[] = [{ kind: SERVICE }, { kind: o.endpointsApi === 'endpoints' ? ENDPOINTS : ENDPOINT_SLICE }];
+  if (o.configMap) watches.push({ kind: CONFIG_MAP, namespace: o.configMapNamespace, fieldSelector: `metadata.name=${o.configMap}` });
+  return watches;
+}
+
+/** Watched once federations are configured. */
+export const NODE_WATCH: Watch = { kind: NODE, why: 'federations' };
