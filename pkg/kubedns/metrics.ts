@@ -7,9 +7,9 @@ import type { ServerObserver } from '../dns/server.ts';
 import type { AnswerCache } from '../dns/answer-cache.ts';
 import { SYSTEMS } from './resolver.ts';
 import type { System } from './resolver.ts';
-import { FastHistogram } from './histogram.ts';
-import type { KubernetesSourceStatus } from '../source/kubernetes.ts';
-import { RESTART_REASONS } from '../source/kubernetes-reflector.ts';
+import { FastHistogram } from '../metrics/histogram.ts';
+import { mirroredCounter } from '../metrics/mirror.ts';
+import type { Labels } from '../metrics/mirror.ts';
 
 /** Query types with their own label value; everything else is "other" (bounded cardinality). */
 const TRACKED_TYPES = [Type.A, Type.AAAA, Type.SRV, Type.PTR, Type.CNAME, Type.TXT, Type.SOA, Type.NS, Type.MX, Type.ANY, Type.HINFO, Type.AXFR, Type.IXFR];
@@ -36,10 +36,6 @@ export interface KubeDnsMetrics {
   objectRejected(kind: string): void;
   /** Gauges read at scrape time. */
   setStateReader(read: () => KubeDnsState): void;
-  /** The API source's numbers, read at scrape time (the kubedns_source_* metrics appear once set). */
-  setSourceReader(read: () => KubernetesSourceStatus): void;
-  /** Seconds from a cluster change to the zone serving it. */
-  programmed(seconds: number): void;
   /** The DNS server's answer cache, read at scrape time (the kubedns_answer_cache_* metrics). */
   setAnswerCacheReader(read: () => AnswerCache): void;
 }
@@ -49,39 +45,19 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
   client.collectDefaultMetrics({ register: registry });
   const slots = OTHER_SLOT + 1;
   const responses = new Float64Array(PROTOS.length * slots * RCODES);
-  const flushedResponses = new Float64Array(responses.length);
   // Indexed by SYSTEMS: a cache hit bumps one slot, no Map lookup.
   const systems = new Float64Array(SYSTEMS.length);
-  const flushedSystems = new Float64Array(SYSTEMS.length);
   let cacheHits = 0;
-  let flushedCacheHits = 0;
 
-  const responsesTotal = new client.Counter({
-    name: 'kubedns_dns_responses_total',
-    help: 'DNS responses sent, by query type, rcode and transport.',
-    labelNames: ['type', 'rcode', 'proto'],
-    registers: [registry],
-    collect() {
-      for (let i = 0; i < responses.length; i++) {
-        const delta = responses[i] - flushedResponses[i];
-        if (delta === 0) continue;
-        flushedResponses[i] = responses[i];
-        const proto = PROTOS[Math.floor(i / (slots * RCODES))];
-        const slot = Math.floor(i / RCODES) % slots;
-        const type = slot === OTHER_SLOT ? 'other' : typeName(TRACKED_TYPES[slot]);
-        responsesTotal.inc({ type, rcode: rcodeName(i % RCODES), proto }, delta);
-      }
-    },
+  mirroredCounter(registry, { name: 'kubedns_dns_responses_total', help: 'DNS responses sent, by query type, rcode and transport.', labelNames: ['type', 'rcode', 'proto'] }, function* () {
+    for (let i = 0; i < responses.length; i++) {
+      if (responses[i] === 0) continue;
+      const slot = Math.floor(i / RCODES) % slots;
+      const type = slot === OTHER_SLOT ? 'other' : typeName(TRACKED_TYPES[slot]);
+      yield [{ type, rcode: rcodeName(i % RCODES), proto: PROTOS[Math.floor(i / (slots * RCODES))] }, responses[i]] as const;
+    }
   });
-  const cacheHitsTotal = new client.Counter({
-    name: 'kubedns_dns_answer_cache_hits_total',
-    help: 'Responses served from pre-encoded answers.',
-    registers: [registry],
-    collect() {
-      cacheHitsTotal.inc(cacheHits - flushedCacheHits);
-      flushedCacheHits = cacheHits;
-    },
-  });
+  mirroredCounter(registry, { name: 'kubedns_dns_answer_cache_hits_total', help: 'Responses served from pre-encoded answers.' }, () => [[{}, cacheHits]]);
   const duration = new FastHistogram({
     name: 'kubedns_dns_request_duration_seconds',
     help: 'Time from receiving a query to sending its response.',
@@ -99,32 +75,12 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
   });
   const handlerErrors = new client.Counter({ name: 'kubedns_dns_handler_errors_total', help: 'Queries answered SERVFAIL because answering them failed unexpectedly.', registers: [registry] });
   // The original's SkyDNS names, so existing dashboards keep working.
-  const skydnsRequests = new client.Counter({
-    name: 'skydns_skydns_dns_request_count_total',
-    help: 'Counter of DNS requests made (original kube-dns name).',
-    labelNames: ['system'],
-    registers: [registry],
-    collect() {
-      for (let i = 0; i < SYSTEMS.length; i++) {
-        const delta = systems[i] - flushedSystems[i];
-        if (delta > 0) skydnsRequests.inc({ system: SYSTEMS[i] }, delta);
-        flushedSystems[i] = systems[i];
-      }
-    },
-  });
+  mirroredCounter(registry, { name: 'skydns_skydns_dns_request_count_total', help: 'Counter of DNS requests made (original kube-dns name).', labelNames: ['system'] }, () =>
+    SYSTEMS.flatMap((system, i): (readonly [Labels, number])[] => (systems[i] > 0 ? [[{ system }, systems[i]]] : [])),
+  );
   const rejected = new client.Counter({ name: 'kubedns_cluster_objects_rejected_total', help: 'Cluster objects (or parts of them) skipped because DNS cannot use them, by kind.', labelNames: ['kind'], registers: [registry] });
   let readState: () => KubeDnsState = () => ({ synced: false, services: 0, ptrs: 0, clusterIPs: 0, serial: 0, configInvalid: 0 });
-  let flushedConfigInvalid = 0;
-  const configInvalid = new client.Counter({
-    name: 'kubedns_config_invalid_updates_total',
-    help: 'ConfigMap updates ignored because they failed validation.',
-    registers: [registry],
-    collect() {
-      const n = readState().configInvalid;
-      configInvalid.inc(n - flushedConfigInvalid);
-      flushedConfigInvalid = n;
-    },
-  });
+  mirroredCounter(registry, { name: 'kubedns_config_invalid_updates_total', help: 'ConfigMap updates ignored because they failed validation.' }, () => [[{}, readState().configInvalid]]);
   const synced = new client.Gauge({ name: 'kubedns_synced', help: '1 once the first full view of the cluster has been loaded.', registers: [registry], collect() { synced.set(readState().synced ? 1 : 0); } });
   const records = new client.Gauge({
     name: 'kubedns_records',
@@ -139,69 +95,6 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
     },
   });
   const serial = new client.Gauge({ name: 'kubedns_zone_serial', help: 'The SOA serial of the cluster zone (changes when records change).', registers: [registry], collect() { serial.set(readState().serial); } });
-
-  let readSource: (() => KubernetesSourceStatus) | null = null;
-  const sourceSynced = new client.Gauge({
-    name: 'kubedns_source_synced',
-    help: '1 once the API source has listed every kind once.',
-    registers: [registry],
-    collect() {
-      if (readSource) sourceSynced.set(readSource().synced ? 1 : 0);
-    },
-  });
-  const lastEventAge = new client.Gauge({
-    name: 'kubedns_source_last_event_age_seconds',
-    help: 'Seconds since the last list, watch event or bookmark, by kind.',
-    labelNames: ['kind'],
-    registers: [registry],
-    collect() {
-      for (const k of readSource?.().kinds ?? []) if (k.lastEventAgeSeconds !== null) lastEventAge.set({ kind: k.kind }, k.lastEventAgeSeconds);
-    },
-  });
-  const sourceObjects = new client.Gauge({
-    name: 'kubedns_source_objects',
-    help: 'Objects the API source knows, by kind.',
-    labelNames: ['kind'],
-    registers: [registry],
-    collect() {
-      for (const k of readSource?.().kinds ?? []) sourceObjects.set({ kind: k.kind }, k.objects);
-    },
-  });
-  const flushedRelists = new Map<string, number>();
-  const relists = new client.Counter({
-    name: 'kubedns_source_relists_total',
-    help: 'Full lists after the first one (after a 410 Gone), by kind.',
-    labelNames: ['kind'],
-    registers: [registry],
-    collect() {
-      for (const k of readSource?.().kinds ?? []) {
-        relists.inc({ kind: k.kind }, k.relists - (flushedRelists.get(k.kind) ?? 0));
-        flushedRelists.set(k.kind, k.relists);
-      }
-    },
-  });
-  const flushedRestarts = new Map<string, number>();
-  const restarts = new client.Counter({
-    name: 'kubedns_source_watch_restarts_total',
-    help: 'Watches started again, by kind and reason: expired (410), closed (ended by the server), silent (no byte for --silent-watch-timeout), error.',
-    labelNames: ['kind', 'reason'],
-    registers: [registry],
-    collect() {
-      for (const k of readSource?.().kinds ?? []) {
-        for (const reason of RESTART_REASONS) {
-          const key = `${k.kind}/${reason}`;
-          restarts.inc({ kind: k.kind, reason }, k.restarts[reason] - (flushedRestarts.get(key) ?? 0));
-          flushedRestarts.set(key, k.restarts[reason]);
-        }
-      }
-    },
-  });
-  const programming = new FastHistogram({
-    name: 'kubedns_dns_programming_duration_seconds',
-    help: 'Time from a cluster change (an EndpointSlice last-change-trigger-time, else the watch event arriving) to the zone serving it.',
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-    registers: [registry],
-  });
 
   let readCache: (() => AnswerCache) | null = null;
   const cacheBytes = new client.Gauge({
@@ -228,18 +121,9 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
       if (readCache) cacheEntries.set(readCache().size);
     },
   });
-  let flushedEvictions = 0;
-  const cacheEvictions = new client.Counter({
-    name: 'kubedns_answer_cache_evictions_total',
-    help: 'Pre-encoded answers pushed out to stay within --cache-bytes.',
-    registers: [registry],
-    collect() {
-      if (readCache === null) return;
-      const n = readCache().stats.evictions;
-      cacheEvictions.inc(n - flushedEvictions);
-      flushedEvictions = n;
-    },
-  });
+  mirroredCounter(registry, { name: 'kubedns_answer_cache_evictions_total', help: 'Pre-encoded answers pushed out to stay within --cache-bytes.' }, () =>
+    readCache === null ? [] : [[{}, readCache().stats.evictions]],
+  );
 
   const addSystem = (system: System): void => {
     systems[SYSTEM_SLOT[system]]++;
@@ -270,10 +154,6 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
     setStateReader(read) {
       readState = read;
     },
-    setSourceReader(read) {
-      readSource = read;
-    },
-    programmed: (seconds) => programming.observe(seconds),
     setAnswerCacheReader(read) {
       readCache = read;
     },

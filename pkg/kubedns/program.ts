@@ -9,6 +9,7 @@ import { CLUSTER_KINDS, NODE_WATCH } from '../cluster/kinds.ts';
 import type { ConfigMapInfo } from '../cluster/model.ts';
 import type { Source } from '../source/source.ts';
 import { KubernetesSource } from '../source/kubernetes.ts';
+import { registerKubernetesSourceMetrics } from '../source/kubernetes-metrics.ts';
 import { Zone } from '../zone/zone.ts';
 import type { PodRecordsMode } from '../zone/zone.ts';
 import { cacheJSON } from '../zone/cache-json.ts';
@@ -103,11 +104,7 @@ export async function runKubeDns(o: KubeDnsOptions): Promise<RunningKubeDns> {
       log.info('initial sync done: serving the cluster zone', { ...store.counts(), serial: zone.serial });
     },
   }, CLUSTER_KINDS);
-  if (o.source instanceof KubernetesSource) {
-    const api = o.source;
-    metrics.setSourceReader(() => api.status());
-    api.onProgrammed = metrics.programmed;
-  }
+  if (o.source instanceof KubernetesSource) registerKubernetesSourceMetrics(metrics.registry, o.source);
   metrics.setStateReader(() => ({
     synced: store.hasSynced,
     ...zone.counts(),
