@@ -1,7 +1,7 @@
 // Starts the real dnsmasq-nanny on loopback with its own config directory, driving either our dnscache
 // or the real dnsmasq on a free port; -syncInterval=1s and metrics on a port of its own.
 
-import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
@@ -49,10 +49,18 @@ export interface Nanny {
 
 export const CHILD_READY = { dnscache: /dnscache: .*listening address=127\.0\.0\.1/, dnsmasq: /dnsmasq: dnsmasq\[\d+\]: started, version/ };
 
+/**
+ * The process runs. A zombie does not: it has exited, and an orphan's zombie waits for whatever
+ * reaps for PID 1 (in some sandboxes seconds later; kill(pid, 0) still succeeds on it).
+ */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
+  } catch {
+    return false;
+  }
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
   } catch {
     return false;
   }
