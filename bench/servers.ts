@@ -52,9 +52,10 @@ export function productionNodeFlags(program = 'kube-dns'): string[] {
   return shebang.replace(/^#!\S*env -S node\s*/, '').split(/\s+/).filter(Boolean);
 }
 
-export async function startKubeDns(dir: string, clusterFile: string, extra: string[] = []): Promise<Running & { syncMs: number }> {
+/** kube-dns on `clusterFile`; `root`: a checkout whose dist/ to run (another build, to compare). */
+export async function startKubeDns(dir: string, clusterFile: string, extra: string[] = [], root = repoRoot): Promise<Running & { syncMs: number }> {
   const started = Date.now();
-  const child = spawn(process.execPath, [...productionNodeFlags(), join(repoRoot, 'dist/cmd/kube-dns/main.js'), `--cluster-file=${clusterFile}`, '--dns-bind-address=127.0.0.1', '--http-bind-address=127.0.0.1', '--dns-port=0', '--healthz-port=0', `--resolv-conf=${join(dir, 'resolv.conf')}`, ...extra], {
+  const child = spawn(process.execPath, [...productionNodeFlags(), join(root, 'dist/cmd/kube-dns/main.js'), `--cluster-file=${clusterFile}`, '--dns-bind-address=127.0.0.1', '--http-bind-address=127.0.0.1', '--dns-port=0', '--healthz-port=0', `--resolv-conf=${join(dir, 'resolv.conf')}`, ...extra], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stop = stopper(child);
