@@ -7,7 +7,7 @@ import { parseUpstream } from '../../pkg/config/config.ts';
 import { childCommand } from '../../pkg/nanny/exec.ts';
 import { parseListenAddress } from '../../pkg/nanny/http.ts';
 import type { ListenAddress } from '../../pkg/nanny/http.ts';
-import { runNanny } from '../../pkg/nanny/nanny.ts';
+import { Nanny } from '../../pkg/nanny/nanny.ts';
 import { describeExit, stoppedCleanly } from '../../pkg/nanny/supervisor.ts';
 import { stopOnSignals } from '../../pkg/signals/shutdown.ts';
 import { nannyFlags } from './flags.ts';
@@ -19,7 +19,7 @@ const { values: f, rest } = parseOrExit(nannyFlags, process.argv.slice(2), {
 setVerbosity(f.v);
 const log = createLogger('dnsmasq-nanny');
 
-const running = await runNanny({
+const nanny = new Nanny({
   command: childCommand(f.dnsmasqExec),
   childArgs: rest,
   restartOnChange: f.restartDnsmasq,
@@ -29,20 +29,21 @@ const running = await runNanny({
   logIntervalMs: f.logInterval,
   metrics: f.metricsAddress === '' ? null : (parseListenAddress(f.metricsAddress) as ListenAddress),
   log,
-}).catch((err: Error) => {
+});
+await nanny.start().catch((err: Error) => {
   log.error('cannot start', { error: err.message });
   process.exit(1);
 });
 
 // A crash loop ends the nanny with an error, so the kubelet sees (and backs off) the container.
-void running.crashLoop.then(async (reason) => {
+void nanny.crashLoop.then(async (reason) => {
   log.error('the child keeps failing, giving up', { reason });
-  await running.close();
+  await nanny.stop();
   process.exit(1);
 });
 
 // SIGTERM: to the child, wait for it, clean up; exit 1 only when it did not stop cleanly.
 stopOnSignals(log, async () => {
-  const exit = await running.close();
+  const exit = await nanny.stop();
   if (!stoppedCleanly(exit)) throw new Error(`the child did not stop cleanly: ${describeExit(exit!)}`);
 });

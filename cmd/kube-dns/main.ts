@@ -3,7 +3,7 @@
 
 import { parseOrExit } from '../../pkg/flags/flags.ts';
 import { setVerbosity, createLogger } from '../../pkg/log/log.ts';
-import { runKubeDns } from '../../pkg/kubedns/program.ts';
+import { KubeDns } from '../../pkg/kubedns/program.ts';
 import { stopOnSignals } from '../../pkg/signals/shutdown.ts';
 import { FileSource } from '../../pkg/source/file.ts';
 import { KubernetesSource } from '../../pkg/source/kubernetes.ts';
@@ -51,7 +51,7 @@ const source = f['cluster-file']
     });
 
 const domain = f.domain.toLowerCase().replace(/\.$/, '');
-const running = await runKubeDns({
+const kubeDns = new KubeDns({
   domain,
   ttl: f.ttl,
   podRecords: f['pod-records'] as 'insecure' | 'disabled',
@@ -71,10 +71,11 @@ const running = await runKubeDns({
   source,
   answerCacheBytes: parseByteSize(f['cache-bytes'])!,
   version: VERSION,
-}).catch((err: Error) => {
+});
+await kubeDns.start().catch((err: Error) => {
   log.error('cannot start', { error: err.message });
   process.exit(1);
 });
 
 // SIGTERM: stop accepting, let in-flight queries finish, exit 0.
-stopOnSignals(log, () => running.close());
+stopOnSignals(log, () => kubeDns.stop());

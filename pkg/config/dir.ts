@@ -14,6 +14,7 @@ import { emptyConfig } from './model.ts';
 import type { KubeDnsConfig } from './model.ts';
 import { parseConfig } from './parse.ts';
 import { configVersion } from './version.ts';
+import type { ConfigChangeHandler, ConfigSync } from './sync.ts';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -81,13 +82,11 @@ export interface ConfigDirStats {
   readErrors: number;
 }
 
-export type ConfigChangeHandler = (config: KubeDnsConfig, version: string) => void;
-
-export class ConfigDirWatcher {
+export class ConfigDirWatcher implements ConfigSync {
   readonly dir: string;
   readonly periodMs: number;
   readonly stats: ConfigDirStats = { polls: 0, updates: 0, invalidUpdates: 0, readErrors: 0 };
-  private readonly onChange: ConfigChangeHandler;
+  private onChange: ConfigChangeHandler = () => {};
   private readonly log: Logger;
   private config: KubeDnsConfig = emptyConfig();
   private acceptedVersion = '';
@@ -96,20 +95,28 @@ export class ConfigDirWatcher {
   private lastReadError = '';
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(dir: string, periodMs: number, onChange: ConfigChangeHandler, log?: Logger) {
+  constructor(dir: string, periodMs: number, log?: Logger) {
     if (!(periodMs > 0)) throw new RangeError(`config poll period must be positive, got ${periodMs}`);
     this.dir = dir;
     this.periodMs = periodMs;
-    this.onChange = onChange;
     this.log = log ?? createLogger('config-dir');
+  }
+
+  describe(): string {
+    return `--config-dir ${this.dir}`;
+  }
+
+  get invalidUpdates(): number {
+    return this.stats.invalidUpdates;
   }
 
   /**
    * Reads the directory once right away (so current() is meaningful on return, and onChange has
    * already fired for a non-empty initial config), then every periodMs until stop().
    */
-  start(): void {
+  start(onChange: ConfigChangeHandler): void {
     if (this.timer !== undefined) return;
+    this.onChange = onChange;
     this.timer = setInterval(() => this.poll(), this.periodMs);
     this.poll();
   }

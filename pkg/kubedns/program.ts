@@ -1,12 +1,12 @@
-// Wires the kube-dns pieces together: source → store → zone → answers, config → upstreams,
-// the DNS server, and the HTTP endpoints. cmd/kube-dns only turns flags into these options.
+// kube-dns as one named object: source → store → zone → answers, config → upstreams, the DNS
+// server, and the HTTP endpoints, started and stopped together. cmd/kube-dns only turns flags into
+// these options.
 
 import { hostname } from 'node:os';
 import { AnswerCache } from '../dns/answer-cache.ts';
 import { DnsServer } from '../dns/server.ts';
 import { ClusterStore } from '../cluster/store.ts';
 import { CLUSTER_KINDS, NODE_WATCH } from '../cluster/kinds.ts';
-import type { ConfigMapInfo } from '../cluster/model.ts';
 import type { Source } from '../source/source.ts';
 import { KubernetesSource } from '../source/kubernetes.ts';
 import { registerKubernetesSourceMetrics } from '../source/kubernetes-metrics.ts';
@@ -14,13 +14,17 @@ import { Zone } from '../zone/zone.ts';
 import type { PodRecordsMode } from '../zone/zone.ts';
 import { cacheJSON } from '../zone/cache-json.ts';
 import { Forwarder } from '../forward/forward.ts';
-import { ConfigDirWatcher, parseConfig, emptyConfig } from '../config/config.ts';
-import type { KubeDnsConfig } from '../config/config.ts';
+import { ConfigDirWatcher, ConfigMapSync, FixedConfig } from '../config/config.ts';
+import type { ConfigSync, KubeDnsConfig } from '../config/config.ts';
 import { createLogger } from '../log/log.ts';
+import type { Logger } from '../log/log.ts';
 import { Resolver } from './resolver.ts';
 import { applyUpstreams } from './upstreams.ts';
 import { createKubeDnsMetrics } from './metrics.ts';
+import type { KubeDnsMetrics } from './metrics.ts';
 import { createHttpEndpoints } from './http.ts';
+import type { HttpEndpoints } from './http.ts';
+import type { FederationContext } from './resolver.ts';
 
 export interface KubeDnsOptions {
   domain: string;
@@ -47,127 +51,158 @@ export interface KubeDnsOptions {
   version: string;
 }
 
-export interface RunningKubeDns {
-  dnsPort: number;
-  httpPort: number;
-  close(): Promise<void>;
+export interface KubeDnsStatus {
+  synced: boolean;
+  serial: number;
+  /** Where the configuration comes from, and how many of its versions were refused. */
+  config: { from: string; invalidUpdates: number };
 }
 
-export async function runKubeDns(o: KubeDnsOptions): Promise<RunningKubeDns> {
-  const log = createLogger('kube-dns');
-  const metrics = createKubeDnsMetrics();
-  const zone = new Zone({ domain: o.domain, ttl: o.ttl, podRecords: o.podRecords });
-  const forwarder = new Forwarder({ log: log.child('forward') });
-  let server: DnsServer | null = null;
+export class KubeDns {
+  private readonly o: KubeDnsOptions;
+  private readonly log: Logger;
+  private readonly metrics: KubeDnsMetrics;
+  private readonly zone: Zone;
+  private readonly forwarder: Forwarder;
+  private readonly store: ClusterStore;
+  private readonly configSync: ConfigSync;
+  private readonly server: DnsServer;
+  private readonly http: HttpEndpoints[] = [];
+  private config: KubeDnsConfig;
+  private syncWatch: NodeJS.Timeout | undefined;
 
-  let config: KubeDnsConfig = emptyConfig();
-  let configMapInvalid = 0;
-  let configWatcher: ConfigDirWatcher | null = null;
-  const flagFederations: ReadonlyMap<string, string> = o.federations ?? new Map();
-  const federations = (): ReadonlyMap<string, string> => (config.federations.size > 0 ? config.federations : flagFederations);
-  const configure = (next: KubeDnsConfig, origin: string): void => {
-    const before = [...federations()].join();
-    config = next;
-    log.info('configuration loaded', { from: origin });
-    if ([...federations()].join() !== before) {
-      // Names answered (or refused) before the change may sit in the answer cache.
-      server?.invalidate();
-      log.info('federations in use', { federations: [...federations()].map(([n, d]) => `${n}=${d}`).join(',') || 'none' });
-    }
-    if (federations().size > 0) o.source.watch?.(NODE_WATCH);
-    applyUpstreams(forwarder, config, { flagNameservers: o.nameservers, resolvConf: o.resolvConf, zone, log }).catch((err) =>
-      log.error('applying upstreams failed', { error: err }),
+  constructor(o: KubeDnsOptions) {
+    this.o = o;
+    this.log = createLogger('kube-dns');
+    this.metrics = createKubeDnsMetrics();
+    this.zone = new Zone({ domain: o.domain, ttl: o.ttl, podRecords: o.podRecords });
+    this.forwarder = new Forwarder({ log: this.log.child('forward') });
+    this.configSync = this.makeConfigSync();
+    this.config = this.configSync.current();
+    this.store = new ClusterStore(
+      {
+        servicesChanged: (keys) => this.servicesChanged(keys),
+        configMapChanged: (cm, name, namespace) => {
+          if (this.configSync instanceof ConfigMapSync) this.configSync.update(namespace, name, cm?.data ?? null);
+        },
+        rejected: (kind, problem) => {
+          this.metrics.objectRejected(kind);
+          this.log.warn('cluster object skipped', { kind, problem });
+        },
+        synced: () => this.log.info('initial sync done: serving the cluster zone', { ...this.store.counts(), serial: this.zone.serial }),
+      },
+      CLUSTER_KINDS,
     );
-  };
-
-  const store: ClusterStore = new ClusterStore({
-    servicesChanged(keys) {
-      const touched = zone.updateServices([...keys].map((k) => [k, store.services.get(k) ?? null, store.endpointSets(k)]));
-      // Only the answers the change touched are dropped: the rest of the cache keeps its hits.
-      server?.invalidate(touched);
-      log.debug(2, 'records rebuilt', { services: keys.size, serial: zone.serial });
-    },
-    configMapChanged(cm: ConfigMapInfo | null, name, namespace) {
-      if (!o.configMap || name !== o.configMap || namespace !== o.configMapNamespace) return;
-      try {
-        configure(cm ? parseConfig(cm.data) : emptyConfig(), `ConfigMap ${namespace}/${name}`);
-      } catch (err) {
-        configMapInvalid++;
-        log.warn('invalid configuration, ignoring update', { configMap: `${namespace}/${name}`, error: err });
-      }
-    },
-    rejected(kind, problem) {
-      metrics.objectRejected(kind);
-      log.warn('cluster object skipped', { kind, problem });
-    },
-    synced() {
-      log.info('initial sync done: serving the cluster zone', { ...store.counts(), serial: zone.serial });
-    },
-  }, CLUSTER_KINDS);
-  if (o.source instanceof KubernetesSource) registerKubernetesSourceMetrics(metrics.registry, o.source);
-  metrics.setStateReader(() => ({
-    synced: store.hasSynced,
-    ...zone.counts(),
-    serial: zone.serial,
-    configInvalid: configMapInvalid + (configWatcher?.stats.invalidUpdates ?? 0),
-  }));
-
-  const federation = {
-    federations,
-    hasEndpoints(namespace: string, service: string): boolean {
-      const key = `${namespace}/${service}`;
-      const svc = store.services.get(key);
-      if (!svc) return false;
-      // ClusterIP: an endpoint somewhere (the original: an Endpoints object with a subset).
-      if (svc.kind === 'ClusterIP') return store.endpointSets(key).some((s) => s.endpoints.length > 0);
-      // Headless and ExternalName: the service publishes a record.
-      return zone.publishes(key);
-    },
-    topology: () => store.topology(),
-  };
-  const resolver = new Resolver({ zone, federation, forwarder, isSynced: () => store.hasSynced, version: `kube-dns-ts ${o.version}`, hostname: hostname(), log: log.child('resolver'), onSystem: metrics.onSystem });
-  const answers = new AnswerCache({ maxBytes: o.answerCacheBytes });
-  metrics.setAnswerCacheReader(() => answers);
-  server = new DnsServer({ handler: resolver.handle, address: o.dnsBindAddress, port: o.dnsPort, observer: metrics.observer, answerCache: answers });
-
-  if (o.configDir) {
-    configWatcher = new ConfigDirWatcher(o.configDir, o.configPeriodMs, (cfg) => configure(cfg, `--config-dir ${o.configDir}`), log.child('config'));
-    configWatcher.start();
-  } else {
-    configure(emptyConfig(), o.nameservers.length > 0 ? '--nameservers' : 'defaults');
+    if (o.source instanceof KubernetesSource) registerKubernetesSourceMetrics(this.metrics.registry, o.source);
+    this.metrics.setStateReader(() => ({ synced: this.store.hasSynced, ...this.zone.counts(), serial: this.zone.serial, configInvalid: this.configSync.invalidUpdates }));
+    const resolver = new Resolver({
+      zone: this.zone,
+      federation: this.federationContext(),
+      forwarder: this.forwarder,
+      isSynced: () => this.store.hasSynced,
+      version: `kube-dns-ts ${o.version}`,
+      hostname: hostname(),
+      log: this.log.child('resolver'),
+      onSystem: this.metrics.onSystem,
+    });
+    const answers = new AnswerCache({ maxBytes: o.answerCacheBytes });
+    this.metrics.setAnswerCacheReader(() => answers);
+    this.server = new DnsServer({ handler: resolver.handle, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, answerCache: answers });
   }
 
-  const bound = await server.listen();
-  log.info('DNS listening', { address: bound.address, port: bound.port, domain: o.domain });
-  const httpState = { isSynced: () => store.hasSynced, cache: () => cacheJSON(zone.root, zone.domain, zone.ttl), registry: metrics.registry };
-  const http = createHttpEndpoints(httpState);
-  const httpPort = await http.listen(o.httpBindAddress, o.healthzPort);
-  log.info('HTTP listening', { address: o.httpBindAddress, port: httpPort, paths: '/readiness,/healthz,/cache,/metrics' });
-  const extra = o.prometheusPort ? createHttpEndpoints(httpState) : null;
-  if (extra) log.info('HTTP listening', { address: o.httpBindAddress, port: await extra.listen(o.httpBindAddress, o.prometheusPort!), from: 'PROMETHEUS_PORT' });
+  /** Serves DNS and HTTP, then starts reading the cluster; resolves with the ports bound. */
+  async start(): Promise<{ dnsPort: number; httpPort: number }> {
+    const o = this.o;
+    let announced = false;
+    this.configSync.start((config) => {
+      announced = true;
+      this.configure(config);
+    });
+    if (!announced) this.configure(this.configSync.current());
+    const bound = await this.server.listen();
+    this.log.info('DNS listening', { address: bound.address, port: bound.port, domain: o.domain });
+    const httpPort = await this.serveHttp(o.healthzPort);
+    this.log.info('HTTP listening', { address: o.httpBindAddress, port: httpPort, paths: '/readiness,/healthz,/cache,/metrics' });
+    if (o.prometheusPort) this.log.info('HTTP listening', { address: o.httpBindAddress, port: await this.serveHttp(o.prometheusPort), from: 'PROMETHEUS_PORT' });
+    this.log.info('reading cluster objects', { source: o.source.describe() });
+    await o.source.start(this.store);
+    // A slow first sync never kills the process (the original's "Timeout waiting for initialization"
+    // crash loop): stay unready, keep trying, and say so.
+    this.syncWatch = setInterval(() => {
+      if (this.store.hasSynced) clearInterval(this.syncWatch);
+      else this.log.warn('still waiting for the first sync; not ready, cluster names answer SERVFAIL', { source: o.source.describe() });
+    }, o.initialSyncTimeoutMs);
+    this.syncWatch.unref();
+    return { dnsPort: bound.port, httpPort };
+  }
 
-  if (federations().size > 0) o.source.watch?.(NODE_WATCH);
-  log.info('reading cluster objects', { source: o.source.describe() });
-  await o.source.start(store);
-  // A slow first sync never kills the process (the original's "Timeout waiting for initialization"
-  // crash loop): stay unready, keep trying, and say so.
-  const syncWatch = setInterval(() => {
-    if (store.hasSynced) clearInterval(syncWatch);
-    else log.warn('still waiting for the first sync; not ready, cluster names answer SERVFAIL', { source: o.source.describe() });
-  }, o.initialSyncTimeoutMs);
-  syncWatch.unref();
+  /** Stops reading, answers what is in flight, closes every socket. */
+  async stop(): Promise<void> {
+    clearInterval(this.syncWatch);
+    this.configSync.stop();
+    await this.o.source.stop();
+    await this.server.close();
+    for (const h of this.http) await h.close();
+    await this.forwarder.close();
+  }
 
-  return {
-    dnsPort: bound.port,
-    httpPort,
-    async close() {
-      clearInterval(syncWatch);
-      configWatcher?.stop();
-      await o.source.stop();
-      await server!.close();
-      await http.close();
-      await extra?.close();
-      await forwarder.close();
-    },
-  };
+  status(): KubeDnsStatus {
+    return { synced: this.store.hasSynced, serial: this.zone.serial, config: { from: this.configSync.describe(), invalidUpdates: this.configSync.invalidUpdates } };
+  }
+
+  /** --config-dir (the mounted ConfigMap), else --config-map (through the API), else the defaults. */
+  private makeConfigSync(): ConfigSync {
+    const o = this.o;
+    if (o.configDir) return new ConfigDirWatcher(o.configDir, o.configPeriodMs, this.log.child('config'));
+    if (o.configMap) return new ConfigMapSync(o.configMapNamespace, o.configMap, this.log.child('config'));
+    return new FixedConfig(o.nameservers.length > 0 ? '--nameservers' : 'defaults');
+  }
+
+  private federations(): ReadonlyMap<string, string> {
+    return this.config.federations.size > 0 ? this.config.federations : (this.o.federations ?? new Map());
+  }
+
+  private configure(next: KubeDnsConfig): void {
+    const before = [...this.federations()].join();
+    this.config = next;
+    this.log.info('configuration loaded', { from: this.configSync.describe() });
+    if ([...this.federations()].join() !== before) {
+      // Names answered (or refused) before the change may sit in the answer cache.
+      this.server?.invalidate();
+      this.log.info('federations in use', { federations: [...this.federations()].map(([n, d]) => `${n}=${d}`).join(',') || 'none' });
+    }
+    if (this.federations().size > 0) this.o.source.watch?.(NODE_WATCH);
+    const { nameservers: flagNameservers, resolvConf } = this.o;
+    applyUpstreams(this.forwarder, next, { flagNameservers, resolvConf, zone: this.zone, log: this.log }).catch((err) => this.log.error('applying upstreams failed', { error: err }));
+  }
+
+  private servicesChanged(keys: ReadonlySet<string>): void {
+    const touched = this.zone.updateServices([...keys].map((k) => [k, this.store.services.get(k) ?? null, this.store.endpointSets(k)]));
+    // Only the answers the change touched are dropped: the rest of the cache keeps its hits.
+    this.server?.invalidate(touched);
+    this.log.debug(2, 'records rebuilt', { services: keys.size, serial: this.zone.serial });
+  }
+
+  private federationContext(): FederationContext {
+    const { store, zone } = this;
+    return {
+      federations: () => this.federations(),
+      hasEndpoints(namespace: string, service: string): boolean {
+        const key = `${namespace}/${service}`;
+        const svc = store.services.get(key);
+        if (!svc) return false;
+        // ClusterIP: an endpoint somewhere (the original: an Endpoints object with a subset).
+        if (svc.kind === 'ClusterIP') return store.endpointSets(key).some((s) => s.endpoints.length > 0);
+        // Headless and ExternalName: the service publishes a record.
+        return zone.publishes(key);
+      },
+      topology: () => store.topology(),
+    };
+  }
+
+  private async serveHttp(port: number): Promise<number> {
+    const http = createHttpEndpoints({ isSynced: () => this.store.hasSynced, cache: () => cacheJSON(this.zone.root, this.zone.domain, this.zone.ttl), registry: this.metrics.registry });
+    this.http.push(http);
+    return http.listen(this.o.httpBindAddress, port);
+  }
 }

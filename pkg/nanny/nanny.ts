@@ -1,7 +1,7 @@
-// dnsmasq-nanny minus its flags: the config directory is watched; each accepted version is turned
-// into a plan (servers-file + command line, names resolved) and applied the cheapest way that keeps
-// queries flowing: nothing, a rewritten servers-file + SIGHUP, or a restart that waits for the old
-// child before starting the new one.
+// dnsmasq-nanny minus its flags, as one named object: the config directory is watched; each accepted
+// version is turned into a plan (servers-file + command line, names resolved) and applied the
+// cheapest way that keeps queries flowing: nothing, a rewritten servers-file + SIGHUP, or a restart
+// (the new child beside the old one when the child can share its port, else stop then start).
 
 import { chmodSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,173 +41,170 @@ export interface NannyOptions {
   backoff?: Partial<Backoff>;
 }
 
-export interface RunningNanny {
-  /** The metrics port bound, null without -metricsAddress. */
-  metricsPort: number | null;
+export class Nanny {
   /** Resolves with the reason when the child is in a crash loop; nothing is restarted after that. */
-  crashLoop: Promise<string>;
-  counts(): NannyCounts;
-  /** Stops watching, stops the child (SIGTERM, SIGKILL after 5 s), removes the temp dir. */
-  close(): Promise<ChildExit | null>;
-}
-
-export async function runNanny(o: NannyOptions): Promise<RunningNanny> {
-  const log = o.log;
-  const dir = mkdtempSync(join(tmpdir(), 'dnsmasq-nanny-'));
-  // dnsmasq started as root reads the servers-file after dropping to nobody: the directory must let
-  // it through (not list it), the file be readable. Server addresses are no secret.
-  chmodSync(dir, 0o711);
-  const serversFile = join(dir, 'servers');
-  const clusterDomains = kubednsDomains(o.childArgs, o.kubedns);
-  log.info('cluster names resolve through kube-dns', { server: `${o.kubedns.host}:${o.kubedns.port}`, domains: clusterDomains.join(',') });
-  const resolver = new StubResolver({ kubedns: o.kubedns, clusterDomains, log: log.child('resolve') });
-
-  let reportCrashLoop!: (reason: string) => void;
-  const crashLoop = new Promise<string>((resolve) => (reportCrashLoop = resolve));
-  // A child whose log goes elsewhere never prints its ready line here: fall back to a short wait.
-  const facility = logFacility(o.childArgs);
-  const command = facility === null || facility === '-' ? o.command : { ...o.command, ready: null };
-  const supervisor = new Supervisor({ command, log: log.child(o.command.name), output: o.output, backoff: o.backoff, onCrashLoop: reportCrashLoop });
-
-  let configUpdates = 0;
-  let current: ChildPlan | null = null;
-  let unresolved = 0;
-  let closing = false;
+  readonly crashLoop: Promise<string>;
+  private readonly o: NannyOptions;
+  private readonly log: Logger;
+  private readonly dir: string;
+  private readonly serversFile: string;
+  private readonly resolver: StubResolver;
+  private readonly supervisor: Supervisor;
+  private readonly watcher: ConfigDirWatcher;
+  private configUpdates = 0;
+  private current: ChildPlan | null = null;
+  private unresolved = 0;
+  private closing = false;
   /** The last command line we were told to restart for and could not (-restartDnsmasq=false). */
-  let withheld = '';
+  private withheld = '';
+  private applying: Promise<void> | null = null;
+  private again = false;
+  private timers: NodeJS.Timeout[] = [];
+  private endpoint: HttpListening | null = null;
+  private stopped: Promise<ChildExit | null> | null = null;
 
-  const writeServers = (text: string) => {
-    // Write + rename: the child never reads half a file.
-    const tmp = `${serversFile}.tmp`;
-    writeFileSync(tmp, text);
-    chmodSync(tmp, 0o644);
-    renameSync(tmp, serversFile);
-  };
+  constructor(o: NannyOptions) {
+    this.o = o;
+    this.log = o.log;
+    this.dir = mkdtempSync(join(tmpdir(), 'dnsmasq-nanny-'));
+    // dnsmasq started as root reads the servers-file after dropping to nobody: the directory must let
+    // it through (not list it), the file be readable. Server addresses are no secret.
+    chmodSync(this.dir, 0o711);
+    this.serversFile = join(this.dir, 'servers');
+    const clusterDomains = kubednsDomains(o.childArgs, o.kubedns);
+    this.log.info('cluster names resolve through kube-dns', { server: `${o.kubedns.host}:${o.kubedns.port}`, domains: clusterDomains.join(',') });
+    this.resolver = new StubResolver({ kubedns: o.kubedns, clusterDomains, log: this.log.child('resolve') });
+    let reportCrashLoop!: (reason: string) => void;
+    this.crashLoop = new Promise<string>((resolve) => (reportCrashLoop = resolve));
+    // A child whose log goes elsewhere never prints its ready line here: fall back to a short wait.
+    const facility = logFacility(o.childArgs);
+    const command = facility === null || facility === '-' ? o.command : { ...o.command, ready: null };
+    this.supervisor = new Supervisor({ command, log: this.log.child(o.command.name), output: o.output, backoff: o.backoff, onCrashLoop: reportCrashLoop });
+    this.watcher = new ConfigDirWatcher(o.configDir, o.syncIntervalMs, this.log.child('config'));
+  }
 
-  const applyOnce = async () => {
-    const config = watcher.current();
-    const resolved = await resolver.servers(config);
-    if (closing) return;
-    unresolved = resolved.unresolved.length;
-    const next: ChildPlan = { args: childArgs(o.childArgs, serversFile, config.upstreamNameservers.length > 0, o.command.startsBeside), servers: serversFileText(resolved.entries) };
-    const fields = { servers: resolved.entries.length, unresolved: unresolved || undefined };
-    // The child keeps its command line; only the servers-file changes under it.
-    const reloadServers = () => {
-      writeServers(next.servers);
-      current = { args: current!.args, servers: next.servers };
-      log.info('servers changed: servers-file rewritten, child reloaded (SIGHUP)', { ...fields, sighup: supervisor.reload() });
+  /** Serves the metrics (a taken port rejects, with nothing left behind), then starts the child with the config. */
+  async start(): Promise<{ metricsPort: number | null }> {
+    const o = this.o;
+    if (o.metrics !== null) {
+      try {
+        this.endpoint = await serveMetrics(o.metrics, createNannyMetrics(() => this.status()));
+      } catch (err) {
+        await this.resolver.close();
+        rmSync(this.dir, { recursive: true, force: true });
+        throw err;
+      }
+      this.log.info('metrics listening', { address: o.metrics.host || '*', port: this.endpoint.port });
+    }
+    // Names that did not resolve are tried again at every sync until they do (kube-dns starts late).
+    this.timers.push(setInterval(() => this.unresolved > 0 && void this.sync(), o.syncIntervalMs));
+    if (o.logIntervalMs > 0) this.timers.push(setInterval(() => this.supervisor.signal('SIGUSR1'), o.logIntervalMs));
+    this.watcher.start(() => {
+      this.configUpdates++;
+      void this.sync();
+    });
+    await this.sync();
+    return { metricsPort: this.endpoint?.port ?? null };
+  }
+
+  /** Stops watching, stops the child (SIGTERM, SIGKILL after 5 s), removes the temp dir; how the child ended. */
+  stop(): Promise<ChildExit | null> {
+    return (this.stopped ??= this.stopOnce());
+  }
+
+  status(): NannyCounts {
+    const s = this.supervisor.stats;
+    return {
+      configUpdates: this.configUpdates,
+      configInvalid: this.watcher.invalidUpdates,
+      reloads: s.reloads,
+      configRestarts: s.configRestarts,
+      exitRestarts: s.exitRestarts,
+      stubFailures: this.resolver.stats.failures,
+      childUp: this.supervisor.up,
     };
-    const change = planChange(current, next);
-    if (change !== 'restart') withheld = '';
+  }
+
+  private async stopOnce(): Promise<ChildExit | null> {
+    this.closing = true;
+    for (const t of this.timers) clearInterval(t);
+    this.watcher.stop();
+    await this.resolver.close(); // fails a resolution in flight at once
+    const exit = await this.supervisor.stop();
+    await this.applying;
+    await this.endpoint?.close();
+    rmSync(this.dir, { recursive: true, force: true });
+    return exit;
+  }
+
+  /** One apply at a time; a change arriving meanwhile runs one more pass after it. */
+  private sync(): Promise<void> {
+    if (this.applying !== null) {
+      this.again = true;
+      return this.applying;
+    }
+    this.applying = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.applyOnce().catch((err: Error) => this.log.error('applying the configuration failed', { error: err.message }));
+        } while (this.again && !this.closing);
+      } finally {
+        this.applying = null;
+      }
+    })();
+    return this.applying;
+  }
+
+  private async applyOnce(): Promise<void> {
+    const config = this.watcher.current();
+    const resolved = await this.resolver.servers(config);
+    if (this.closing) return;
+    this.unresolved = resolved.unresolved.length;
+    const next: ChildPlan = { args: childArgs(this.o.childArgs, this.serversFile, config.upstreamNameservers.length > 0, this.o.command.startsBeside), servers: serversFileText(resolved.entries) };
+    const fields = { servers: resolved.entries.length, unresolved: this.unresolved || undefined };
+    const change = planChange(this.current, next);
+    if (change !== 'restart') this.withheld = '';
     switch (change) {
       case 'none':
         return;
       case 'start':
-        writeServers(next.servers);
-        current = next;
-        log.info('starting the child', fields);
-        supervisor.start(next.args);
+        this.writeServers(next.servers);
+        this.current = next;
+        this.log.info('starting the child', fields);
+        this.supervisor.start(next.args);
         return;
       case 'reload':
-        reloadServers();
+        this.reloadServers(next, fields);
         return;
       case 'restart':
-        if (!o.restartOnChange) {
+        if (!this.o.restartOnChange) {
           const pending = next.args.join(' ');
-          if (pending !== withheld) log.warn('the child needs a restart for its new command line, but -restartDnsmasq=false: keeping it running', { args: pending });
-          withheld = pending;
-          if (current!.servers !== next.servers) reloadServers();
+          if (pending !== this.withheld) this.log.warn('the child needs a restart for its new command line, but -restartDnsmasq=false: keeping it running', { args: pending });
+          this.withheld = pending;
+          if (this.current!.servers !== next.servers) this.reloadServers(next, fields);
           return;
         }
-        writeServers(next.servers);
-        current = next;
-        log.info('command line changed: restarting the child', { ...fields, args: next.args.join(' ') });
-        await supervisor.restart(next.args);
+        this.writeServers(next.servers);
+        this.current = next;
+        this.log.info('command line changed: restarting the child', { ...fields, args: next.args.join(' ') });
+        await this.supervisor.restart(next.args);
         return;
     }
-  };
-
-  // One apply at a time; a change arriving meanwhile runs one more pass after it.
-  let applying: Promise<void> | null = null;
-  let again = false;
-  const sync = (): Promise<void> => {
-    if (applying !== null) {
-      again = true;
-      return applying;
-    }
-    applying = (async () => {
-      try {
-        do {
-          again = false;
-          await applyOnce().catch((err: Error) => log.error('applying the configuration failed', { error: err.message }));
-        } while (again && !closing);
-      } finally {
-        applying = null;
-      }
-    })();
-    return applying;
-  };
-
-  const watcher = new ConfigDirWatcher(
-    o.configDir,
-    o.syncIntervalMs,
-    () => {
-      configUpdates++;
-      void sync();
-    },
-    log.child('config'),
-  );
-  // Names that did not resolve are tried again at every sync until they do (kube-dns starts late).
-  const retry = setInterval(() => {
-    if (unresolved > 0) void sync();
-  }, o.syncIntervalMs);
-  const stats = o.logIntervalMs > 0 ? setInterval(() => supervisor.signal('SIGUSR1'), o.logIntervalMs) : undefined;
-
-  const counts = (): NannyCounts => ({
-    configUpdates,
-    configInvalid: watcher.stats.invalidUpdates,
-    reloads: supervisor.stats.reloads,
-    configRestarts: supervisor.stats.configRestarts,
-    exitRestarts: supervisor.stats.exitRestarts,
-    stubFailures: resolver.stats.failures,
-    childUp: supervisor.up,
-  });
-
-  // Bound before the child starts: a taken port is a start-up error with nothing left behind.
-  let endpoint: HttpListening | null = null;
-  if (o.metrics !== null) {
-    try {
-      endpoint = await serveMetrics(o.metrics, createNannyMetrics(counts));
-    } catch (err) {
-      clearInterval(retry);
-      clearInterval(stats);
-      await resolver.close();
-      rmSync(dir, { recursive: true, force: true });
-      throw err;
-    }
-    log.info('metrics listening', { address: o.metrics.host || '*', port: endpoint.port });
   }
 
-  watcher.start();
-  await sync();
+  /** The child keeps its command line; only the servers-file changes under it. */
+  private reloadServers(next: ChildPlan, fields: Record<string, unknown>): void {
+    this.writeServers(next.servers);
+    this.current = { args: this.current!.args, servers: next.servers };
+    this.log.info('servers changed: servers-file rewritten, child reloaded (SIGHUP)', { ...fields, sighup: this.supervisor.reload() });
+  }
 
-  let closed: Promise<ChildExit | null> | null = null;
-  const close = async (): Promise<ChildExit | null> => {
-    closing = true;
-    clearInterval(retry);
-    clearInterval(stats);
-    watcher.stop();
-    await resolver.close(); // fails a resolution in flight at once
-    const exit = await supervisor.stop();
-    await applying;
-    await endpoint?.close();
-    rmSync(dir, { recursive: true, force: true });
-    return exit;
-  };
-  return {
-    metricsPort: endpoint?.port ?? null,
-    crashLoop,
-    counts,
-    close: () => (closed ??= close()),
-  };
+  /** Write + rename: the child never reads half a file. */
+  private writeServers(text: string): void {
+    const tmp = `${this.serversFile}.tmp`;
+    writeFileSync(tmp, text);
+    chmodSync(tmp, 0o644);
+    renameSync(tmp, this.serversFile);
+  }
 }

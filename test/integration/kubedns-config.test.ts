@@ -63,6 +63,14 @@ t.test('--config-dir: an invalid update is logged, counted and ignored', async (
   t.same(answers(await dig(kd.dnsPort, 'www.example.com')), ['192.0.2.9'], 'the last good upstreams keep serving');
 });
 
+t.test('--config-dir with nothing mounted (the manifest mounts it optional): --nameservers still forward', async (t) => {
+  const up = await startDnsmasq(t, ['192.0.2.9 www.example.com']);
+  const empty = mkdtempSync(join(tmpdir(), 'kdt-empty-config-'));
+  const kd = await startKubeDns(t, { clusterYaml: yamlDocs(web), args: [`--config-dir=${empty}`, `--nameservers=127.0.0.1:${up.port}`] });
+  t.same(answers(await dig(kd.dnsPort, 'www.example.com')), ['192.0.2.9']);
+  t.match(kd.program.output(), /configuration loaded from="--config-dir /);
+});
+
 t.test('hostile packets at the running binary: counted, and answers keep coming', async (t) => {
   const kd = await startKubeDns(t, { clusterYaml: yamlDocs(web) });
   const sock = createSocket('udp4');

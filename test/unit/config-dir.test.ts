@@ -47,9 +47,9 @@ t.test('a missing directory is the empty config', async (t) => {
   const dir = join(tempDir(t), 'absent');
   t.same(readConfigDir(dir), { config: { stubDomains: new Map(), upstreamNameservers: [], federations: new Map() }, version: '' });
   const changes: string[] = [];
-  const w = new ConfigDirWatcher(dir, 60_000, (_c, v) => changes.push(v), createLogger('test'));
+  const w = new ConfigDirWatcher(dir, 60_000, createLogger('test'));
   t.teardown(() => w.stop());
-  w.start();
+  w.start((_c, v) => changes.push(v));
   t.same(changes, [], 'no change from the defaults');
   t.equal(w.current().upstreamNameservers.length, 0);
   t.equal(w.version(), '');
@@ -65,9 +65,9 @@ t.test('a ConfigMap volume: symlinked keys read, dot-names and subdirectories sk
   symlinkSync('..data/nowhere', join(dir, 'dangling'));
 
   const seen: [KubeDnsConfig, string][] = [];
-  const w = new ConfigDirWatcher(dir, 60_000, (c, v) => seen.push([c, v]), createLogger('test'));
+  const w = new ConfigDirWatcher(dir, 60_000, createLogger('test'));
   t.teardown(() => w.stop());
-  w.start();
+  w.start((c, v) => seen.push([c, v]));
   t.equal(seen.length, 1, 'the initial config is announced by start()');
   const [config, version] = seen[0];
   t.same([...config.stubDomains], [['acme.local', ['1.2.3.4:5353']]]);
@@ -83,9 +83,9 @@ t.test('updates are announced once per new version', async (t) => {
   const lines = captureLog(t);
   publish(dir, { upstreamNameservers: '["8.8.8.8"]' });
   const seen: KubeDnsConfig[] = [];
-  const w = new ConfigDirWatcher(dir, 60_000, (c) => seen.push(c), createLogger('test'));
+  const w = new ConfigDirWatcher(dir, 60_000, createLogger('test'));
   t.teardown(() => w.stop());
-  w.start();
+  w.start((c) => seen.push(c));
   w.poll();
   t.equal(seen.length, 1, 'an unchanged directory is not announced again');
 
@@ -110,9 +110,9 @@ t.test('an invalid update: one warning naming key and entry, counted, previous c
   const lines = captureLog(t);
   publish(dir, { upstreamNameservers: '["8.8.8.8"]' });
   const seen: KubeDnsConfig[] = [];
-  const w = new ConfigDirWatcher(dir, 60_000, (c) => seen.push(c), createLogger('test'));
+  const w = new ConfigDirWatcher(dir, 60_000, createLogger('test'));
   t.teardown(() => w.stop());
-  w.start();
+  w.start((c) => seen.push(c));
   const good = w.current();
   const goodVersion = w.version();
 
@@ -145,9 +145,9 @@ t.test('a file that is not UTF-8 is an invalid update', async (t) => {
   const dir = tempDir(t);
   const lines = captureLog(t);
   writeFileSync(join(dir, 'federations'), Buffer.from([0x61, 0x3d, 0xff, 0xfe]));
-  const w = new ConfigDirWatcher(dir, 60_000, () => t.fail('no change expected'), createLogger('test'));
+  const w = new ConfigDirWatcher(dir, 60_000, createLogger('test'));
   t.teardown(() => w.stop());
-  w.start();
+  w.start(() => t.fail('no change expected'));
   t.equal(w.stats.invalidUpdates, 1);
   t.match(lines.join(''), /key=federations .*not valid UTF-8/);
   t.throws(() => readConfigDir(dir), { code: 'CONFIG_INVALID', key: 'federations' });
@@ -158,9 +158,9 @@ t.test('a directory that cannot be read keeps the config and warns once', async 
   const lines = captureLog(t);
   const dir = join(base, 'cfg');
   writeFileSync(dir, 'a file where a directory should be');
-  const w = new ConfigDirWatcher(dir, 60_000, () => t.fail('no change expected'), createLogger('test'));
+  const w = new ConfigDirWatcher(dir, 60_000, createLogger('test'));
   t.teardown(() => w.stop());
-  w.start();
+  w.start(() => t.fail('no change expected'));
   w.poll();
   t.equal(w.stats.readErrors, 2);
   t.equal(lines.filter((l) => /cannot read the config directory/.test(l)).length, 1);
@@ -171,9 +171,9 @@ t.test('the timer polls until stop()', async (t) => {
   const dir = tempDir(t);
   captureLog(t);
   let announce: (c: KubeDnsConfig) => void = () => {};
-  const w = new ConfigDirWatcher(dir, 10, (c) => announce(c), createLogger('test'));
+  const w = new ConfigDirWatcher(dir, 10, createLogger('test'));
   t.teardown(() => w.stop());
-  w.start();
+  w.start((c) => announce(c));
   const changed = new Promise<KubeDnsConfig>((resolve) => (announce = resolve));
   publish(dir, { federations: 'myfed=example.com' });
   const c = await changed;
@@ -185,5 +185,5 @@ t.test('the timer polls until stop()', async (t) => {
 });
 
 t.test('a non-positive period is refused', async (t) => {
-  t.throws(() => new ConfigDirWatcher('/x', 0, () => {}), RangeError);
+  t.throws(() => new ConfigDirWatcher('/x', 0), RangeError);
 });
