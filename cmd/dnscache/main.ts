@@ -3,8 +3,7 @@
 
 import { rmSync, writeFileSync } from 'node:fs';
 import { createLogger } from '../../pkg/log/log.ts';
-import { runDnscache } from '../../pkg/dnscache/program.ts';
-import type { RunningDnscache } from '../../pkg/dnscache/program.ts';
+import { DnsCache } from '../../pkg/dnscache/program.ts';
 import { stopOnSignals } from '../../pkg/signals/shutdown.ts';
 import { parseArgsOrExit } from './flags.ts';
 
@@ -16,22 +15,23 @@ const log = createLogger('dnscache');
 // SIGHUP: servers and resolv files again, cache cleared (as dnsmasq). SIGUSR1: statistics to the log.
 // Taken from the first line on: Node's default for both is to exit, and a nanny may send SIGHUP
 // while we start. One that arrives before we run is applied once we do.
-let running: RunningDnscache | undefined;
+let running: DnsCache | undefined;
 let reloadWanted = false;
 process.on('SIGHUP', () => (running !== undefined ? running.reload() : (reloadWanted = true)));
 process.on('SIGUSR1', () => running?.logStatistics());
 
-const started = await runDnscache(config, log).catch((err: Error) => {
+const dnscache = new DnsCache(config, log);
+const listening = await dnscache.start().catch((err: Error) => {
   log.error('cannot start', { error: err.message });
   process.exit(1);
 });
 if (config.pidFile !== '') writeFileSync(config.pidFile, `${process.pid}\n`);
-running = started;
-for (const l of started.listening) log.info('listening', { address: l.address, port: l.port, cacheSize: config.cacheSize });
-if (reloadWanted) started.reload();
+running = dnscache;
+for (const l of listening) log.info('listening', { address: l.address, port: l.port, cacheSize: config.cacheSize });
+if (reloadWanted) dnscache.reload();
 
 // SIGTERM: stop accepting, let queries in flight finish, remove the pid file, exit 0.
 stopOnSignals(log, async () => {
-  await started.close();
+  await dnscache.stop();
   if (config.pidFile !== '') rmSync(config.pidFile, { force: true });
 });

@@ -1,5 +1,6 @@
-// dnscache as a running thing: the forwarder with its routes, loop detection, and one DnsServer per
-// listen address sharing one answer cache (hits never reach the handler), all closed together.
+// dnscache as one named object: the forwarder with its routes, loop detection, and one DnsServer per
+// listen address sharing one answer cache (hits never reach the handler), started and stopped
+// together; reload() (SIGHUP) and logStatistics() (SIGUSR1) as dnsmasq has them.
 
 import { AnswerCache } from '../dns/answer-cache.ts';
 import { DnsServer } from '../dns/server.ts';
@@ -14,21 +15,18 @@ import { CachingHandler } from './handler.ts';
 import { LoopDetector } from './loop.ts';
 import { inServerOrder, serversBindTexts } from './stats.ts';
 
-export interface RunningDnscache {
-  /** The bound addresses and ports. */
-  listening: { address: string; port: number }[];
-  /** The DnsServers' shared cache (--cache-size entries, --cache-bytes). */
-  cache: AnswerCache;
-  handler: CachingHandler;
-  forwarder: Forwarder;
-  /** --dns-loop-detect's prober; undefined without the option. */
-  loop: LoopDetector | undefined;
-  /** SIGHUP: re-reads --servers-file and --resolv-file, sets the routes again, clears the cache. */
-  reload(): void;
-  /** SIGUSR1: a `statistics` line (cache, handler, DnsServer), an `upstream statistics` line, a line per server. */
-  logStatistics(): void;
-  /** Stops taking queries, answers those in flight, closes every socket. */
-  close(): Promise<void>;
+/**
+ * Received: queries; malformed: dropped or answered FORMERR as garbled; dropped: unanswered;
+ * truncated: cut; TCP connections closed: idle, stalled (a frame unfinished in time), evicted (room made at the cap).
+ */
+export interface DnsCacheWireStats {
+  received: number;
+  malformed: number;
+  dropped: number;
+  truncated: number;
+  tcpIdle: number;
+  tcpStalled: number;
+  tcpEvicted: number;
 }
 
 /** --server=/domain/... entries as the forwarder's stub map, servers in the order given. */
@@ -53,108 +51,132 @@ function resolvServers(c: DnscacheConfig, log: Logger): Upstream[] {
   }
 }
 
-export async function runDnscache(c: DnscacheConfig, log: Logger): Promise<RunningDnscache> {
-  const forwarder = new Forwarder({ maxInFlight: c.dnsForwardMax, log: log.child('forward') });
-  const loop = c.dnsLoopDetect ? new LoopDetector(forwarder, log.child('loop')) : undefined;
+export class DnsCache {
+  /** The DnsServers' shared cache (--cache-size entries, --cache-bytes). */
+  readonly cache: AnswerCache;
+  readonly handler: CachingHandler;
+  readonly forwarder: Forwarder;
+  /** --dns-loop-detect's prober; undefined without the option. */
+  readonly loop: LoopDetector | undefined;
+  private readonly c: DnscacheConfig;
+  private readonly log: Logger;
+  private readonly servers: DnsServer[];
   // Set by route(): the default route (what loop detection probes), in dnsmasq's order: --server=ip
   // entries, the resolv file's, the servers file's; and every server in the order dnsmasq lists
   // them in servers.bind: the command line's, the resolv file's, the servers file's.
-  let defaults: Upstream[] = [];
-  let order: Upstream[] = [];
-  // A bad servers file line is logged and skipped.
-  const route = (): void => {
+  private defaults: Upstream[] = [];
+  private order: Upstream[] = [];
+
+  constructor(c: DnscacheConfig, log: Logger) {
+    this.c = c;
+    this.log = log;
+    this.forwarder = new Forwarder({ maxInFlight: c.dnsForwardMax, log: log.child('forward') });
+    this.loop = c.dnsLoopDetect ? new LoopDetector(this.forwarder, log.child('loop')) : undefined;
+    this.route();
+    const policy: CachePolicy = {
+      size: c.cacheBytes > 0 ? c.cacheSize : 0,
+      noNegcache: c.noNegcache,
+      negTtl: c.negTtl,
+      minCacheTtl: c.minCacheTtl,
+      maxCacheTtl: c.maxCacheTtl,
+    };
+    this.cache = new AnswerCache({ maxEntries: c.cacheSize, maxBytes: c.cacheSize > 0 ? c.cacheBytes : 0 });
+    this.handler = new CachingHandler({
+      cache: this.cache,
+      policy,
+      forwarder: this.forwarder,
+      log,
+      logQueries: c.logQueries,
+      loop: this.loop,
+      serversBind: () => serversBindTexts(this.forwarder.serverStats(), this.order),
+    });
+    const addresses = c.listenAddresses.length > 0 ? c.listenAddresses : ['0.0.0.0'];
+    // One cache for every address: a question asked on one is a hit on all.
+    const onCacheHit = c.logQueries ? this.handler.logHit : undefined;
+    this.servers = addresses.map((address) => new DnsServer({ handler: this.handler.handle, address, port: c.port, answerCache: this.cache, onCacheHit, reusePort: c.reusePort }));
+  }
+
+  /** Binds every listen address (one taken: all closed, rejects); the addresses and ports bound. */
+  async start(): Promise<{ address: string; port: number }[]> {
+    const listening: { address: string; port: number }[] = [];
+    try {
+      for (const s of this.servers) listening.push(await s.listen());
+    } catch (err) {
+      await Promise.all(this.servers.map((s) => s.close(0)));
+      await this.forwarder.close();
+      throw err;
+    }
+    this.probe();
+    return listening;
+  }
+
+  /** Stops taking queries, answers those in flight, closes every socket. */
+  async stop(): Promise<void> {
+    await Promise.all(this.servers.map((s) => s.close()));
+    await this.forwarder.close();
+  }
+
+  /** SIGHUP: re-reads --servers-file and --resolv-file, sets the routes again, clears the cache. */
+  reload(): void {
+    this.route();
+    // Answers forwarded before this are not stored either (the cache's generation check).
+    this.cache.clear();
+    this.handler.forgetInflight();
+    this.log.info('reloaded', { serversFile: this.c.serversFile || undefined, resolvFile: this.c.noResolv ? undefined : this.c.resolvFile });
+    this.probe();
+  }
+
+  /** The DnsServers' counters, summed over the listen addresses. */
+  status(): DnsCacheWireStats {
+    const wire = { received: 0, malformed: 0, dropped: 0, truncated: 0, tcpIdle: 0, tcpStalled: 0, tcpEvicted: 0 };
+    for (const s of this.servers) {
+      wire.received += s.stats.queries;
+      wire.malformed += s.stats.malformed;
+      wire.dropped += s.stats.dropped;
+      wire.truncated += s.stats.truncated;
+      wire.tcpIdle += s.stats.tcpClosed.idle;
+      wire.tcpStalled += s.stats.tcpClosed.stalled;
+      wire.tcpEvicted += s.stats.tcpClosed.evicted;
+    }
+    return wire;
+  }
+
+  /** SIGUSR1: a `statistics` line (cache, handler, DnsServer), an `upstream statistics` line, a line per server. */
+  logStatistics(): void {
+    const { cache, handler, forwarder, c } = this;
+    const { insertions, evictions, hits, misses } = handler.counters();
+    const counts = { cacheSize: c.cacheSize, entries: cache.size, bytes: cache.bytes, maxBytes: cache.maxBytes, insertions, evictions, hits, misses, expired: cache.stats.expired };
+    this.log.info('statistics', { ...counts, ...handler.stats, ...this.status() });
+    this.log.info('upstream statistics', { ...forwarder.stats, pending: forwarder.pending, ...this.loop?.stats });
+    for (const s of inServerOrder(forwarder.serverStats(), this.order)) {
+      const { queries, failed, unanswered } = s;
+      this.log.info('server', { server: serverKey(s.server), queries, failed, unanswered, disabled: s.disabled || undefined });
+    }
+  }
+
+  /** The routes from the command line and the files (a bad servers file line is logged and skipped). */
+  private route(): void {
+    const c = this.c;
     let file = { servers: [] as Upstream[], stubs: [] as StubServer[], order: [] as Upstream[] };
     if (c.serversFile !== '') {
       try {
         const parsed = parseServersFile(readFileSync(c.serversFile, 'utf8'));
-        for (const error of parsed.errors) log.warn('servers file', { path: c.serversFile, error });
+        for (const error of parsed.errors) this.log.warn('servers file', { path: c.serversFile, error });
         file = parsed;
       } catch (err) {
-        log.warn('cannot read servers file', { path: c.serversFile, error: err });
+        this.log.warn('cannot read servers file', { path: c.serversFile, error: err });
       }
     }
-    const resolv = resolvServers(c, log);
-    defaults = [...c.servers, ...resolv, ...file.servers];
-    forwarder.setUpstreams(defaults);
-    forwarder.setStubDomains(stubMap([...c.stubs, ...file.stubs]));
+    const resolv = resolvServers(c, this.log);
+    this.defaults = [...c.servers, ...resolv, ...file.servers];
+    this.forwarder.setUpstreams(this.defaults);
+    this.forwarder.setStubDomains(stubMap([...c.stubs, ...file.stubs]));
     const commandLine = c.serverOrder ?? [...c.stubs.map((s) => s.server), ...c.servers];
-    order = [...commandLine, ...resolv, ...file.order];
-  };
-  // Probes after every (re)load, once the listeners are up (a probe may come straight back to us).
-  const probe = (): void => {
-    loop?.probe(defaults).catch((err: unknown) => log.warn('loop probes failed', { error: err }));
-  };
-  route();
-  const policy: CachePolicy = {
-    size: c.cacheBytes > 0 ? c.cacheSize : 0,
-    noNegcache: c.noNegcache,
-    negTtl: c.negTtl,
-    minCacheTtl: c.minCacheTtl,
-    maxCacheTtl: c.maxCacheTtl,
-  };
-  const cache = new AnswerCache({ maxEntries: c.cacheSize, maxBytes: c.cacheSize > 0 ? c.cacheBytes : 0 });
-  const handler = new CachingHandler({
-    cache,
-    policy,
-    forwarder,
-    log,
-    logQueries: c.logQueries,
-    loop,
-    serversBind: () => serversBindTexts(forwarder.serverStats(), order),
-  });
-  const addresses = c.listenAddresses.length > 0 ? c.listenAddresses : ['0.0.0.0'];
-  // One cache for every address: a question asked on one is a hit on all.
-  const onCacheHit = c.logQueries ? handler.logHit : undefined;
-  const servers = addresses.map((address) => new DnsServer({ handler: handler.handle, address, port: c.port, answerCache: cache, onCacheHit, reusePort: c.reusePort }));
-  const listening: { address: string; port: number }[] = [];
-  try {
-    for (const s of servers) listening.push(await s.listen());
-  } catch (err) {
-    await Promise.all(servers.map((s) => s.close(0)));
-    await forwarder.close();
-    throw err;
+    this.order = [...commandLine, ...resolv, ...file.order];
   }
-  probe();
-  return {
-    listening,
-    cache,
-    handler,
-    forwarder,
-    loop,
-    reload() {
-      route();
-      // Answers forwarded before this are not stored either (the cache's generation check).
-      cache.clear();
-      handler.forgetInflight();
-      log.info('reloaded', { serversFile: c.serversFile || undefined, resolvFile: c.noResolv ? undefined : c.resolvFile });
-      probe();
-    },
-    logStatistics() {
-      // The DnsServers' counters, summed over the listen addresses: queries received, and those
-      // dropped or answered FORMERR as garbled (malformed), dropped unanswered (dropped), cut (truncated).
-      // TCP connections it closed: idle, stalled (a frame unfinished in time), evicted (room made at the cap).
-      const wire = { received: 0, malformed: 0, dropped: 0, truncated: 0, tcpIdle: 0, tcpStalled: 0, tcpEvicted: 0 };
-      for (const s of servers) {
-        wire.received += s.stats.queries;
-        wire.malformed += s.stats.malformed;
-        wire.dropped += s.stats.dropped;
-        wire.truncated += s.stats.truncated;
-        wire.tcpIdle += s.stats.tcpClosed.idle;
-        wire.tcpStalled += s.stats.tcpClosed.stalled;
-        wire.tcpEvicted += s.stats.tcpClosed.evicted;
-      }
-      const { insertions, evictions, hits, misses } = handler.counters();
-      const counts = { cacheSize: c.cacheSize, entries: cache.size, bytes: cache.bytes, maxBytes: cache.maxBytes, insertions, evictions, hits, misses, expired: cache.stats.expired };
-      log.info('statistics', { ...counts, ...handler.stats, ...wire });
-      log.info('upstream statistics', { ...forwarder.stats, pending: forwarder.pending, ...loop?.stats });
-      for (const s of inServerOrder(forwarder.serverStats(), order)) {
-        const { queries, failed, unanswered } = s;
-        log.info('server', { server: serverKey(s.server), queries, failed, unanswered, disabled: s.disabled || undefined });
-      }
-    },
-    async close() {
-      await Promise.all(servers.map((s) => s.close()));
-      await forwarder.close();
-    },
-  };
+
+  /** Loop probes after every (re)load, once the listeners are up (a probe may come straight back to us). */
+  private probe(): void {
+    this.loop?.probe(this.defaults).catch((err: unknown) => this.log.warn('loop probes failed', { error: err }));
+  }
 }
