@@ -18,6 +18,7 @@ import { corednsBin, startCoreDns, startKubeDnsApi } from './api-servers.ts';
 import type { ApiDnsServer } from './api-servers.ts';
 import { dnsperf } from './dnsperf.ts';
 import { makeCluster } from './fixtures.ts';
+import { cpuTimeMs } from './servers.ts';
 import { writeResults } from './report.ts';
 
 const SERVICES = Number(process.env.BENCH_CHURN_SERVICES ?? 2000);
@@ -35,6 +36,34 @@ interface Row {
   churn: number[];
   /** Replacements the API server accepted during this server's churn rounds. */
   changes: number;
+  /** The server's user + system CPU per 1,000 answered queries, per round. */
+  cpuAlone: number[];
+  cpuChurn: number[];
+  /** The machine's idle share during each run. */
+  idleAlone: number[];
+  idleChurn: number[];
+}
+
+/** Machine-wide CPU times, for the idle share of a run. */
+function cpuTotals(): { idle: number; total: number } {
+  let idle = 0;
+  let total = 0;
+  for (const c of cpus()) {
+    idle += c.times.idle;
+    total += c.times.user + c.times.nice + c.times.sys + c.times.idle + c.times.irq;
+  }
+  return { idle, total };
+}
+
+/** dnsperf against `s`; QPS, the server's CPU per 1,000 queries, the machine's idle share. */
+async function measured(s: ApiDnsServer, queries: string): Promise<{ qps: number; cpuPerK: number; idle: number }> {
+  const cpu0 = cpuTimeMs(s.daemon.pid);
+  const m0 = cpuTotals();
+  const p = await dnsperf(s.port, queries, SECONDS);
+  const cpu1 = cpuTimeMs(s.daemon.pid);
+  const m1 = cpuTotals();
+  const used = cpu1.user + cpu1.sys - cpu0.user - cpu0.sys;
+  return { qps: p.qps, cpuPerK: (used / (p.qps * SECONDS)) * 1000, idle: (m1.idle - m0.idle) / (m1.total - m0.total) };
 }
 
 /** The EndpointSlice of churn service `i`, with one endpoint whose address moves on every call. */
@@ -96,14 +125,20 @@ async function main(): Promise<{ rows: Row[]; coredns: string | null }> {
     if (process.env.BENCH_BASELINE) running.push(await startKubeDnsApi(work, kubeconfig, { root: process.env.BENCH_BASELINE, name: 'kube-dns (baseline)' }));
     const coredns = corednsBin();
     if (coredns) running.push(await startCoreDns(coredns, work, bc.cluster.kubeconfig(bc.cluster.adminToken)));
-    const rows: Row[] = running.map((s) => ({ name: s.name, alone: [], churn: [], changes: 0 }));
+    const rows: Row[] = running.map((s) => ({ name: s.name, alone: [], churn: [], changes: 0, cpuAlone: [], cpuChurn: [], idleAlone: [], idleChurn: [] }));
     for (const s of running) await dnsperf(s.port, queries, 2);
     for (let r = 0; r < ROUNDS; r++) {
       for (const [k, s] of running.entries()) {
-        rows[k].alone.push((await dnsperf(s.port, queries, SECONDS)).qps);
+        const alone = await measured(s, queries);
         const c = churn(bc);
-        rows[k].churn.push((await dnsperf(s.port, queries, SECONDS)).qps);
+        const churned = await measured(s, queries);
         rows[k].changes += await c.stop();
+        rows[k].alone.push(alone.qps);
+        rows[k].churn.push(churned.qps);
+        rows[k].cpuAlone.push(alone.cpuPerK);
+        rows[k].cpuChurn.push(churned.cpuPerK);
+        rows[k].idleAlone.push(alone.idle);
+        rows[k].idleChurn.push(churned.idle);
       }
       console.log(`  round ${r + 1}: ${rows.map((x) => `${x.name} ${x.alone.at(-1)!.toFixed(0)} alone, ${x.churn.at(-1)!.toFixed(0)} under churn`).join('; ')}`);
     }
@@ -125,17 +160,18 @@ console.log(`bench:churn: ${SERVICES} services asked, ${CHURN} churning at ${CHA
 const results = await main();
 const when = new Date().toISOString();
 const lines = [
-  '| server | QPS without churn | with churn | ratio | goal (kube-dns) | changes accepted |',
-  '|---|---|---|---|---|---|',
+  '| server | QPS without churn | with churn | ratio | goal (kube-dns) | changes accepted | server CPU per 1,000 queries, without / with | machine idle, without / with |',
+  '|---|---|---|---|---|---|---|---|',
   ...results.rows.map((r) => {
     const ratio = median(r.churn) / median(r.alone);
     const goal = r.name === 'kube-dns' ? `≥ ${GOAL}: ${ratio >= GOAL ? 'met' : '**not met**'}` : '';
-    return `| ${r.name} | ${median(r.alone).toFixed(0)} | ${median(r.churn).toFixed(0)} | **${ratio.toFixed(2)}** | ${goal} | ${r.changes} |`;
+    const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
+    return `| ${r.name} | ${median(r.alone).toFixed(0)} | ${median(r.churn).toFixed(0)} | **${ratio.toFixed(2)}** | ${goal} | ${r.changes} | ${median(r.cpuAlone).toFixed(1)} / ${median(r.cpuChurn).toFixed(1)} ms | ${pct(median(r.idleAlone))} / ${pct(median(r.idleChurn))} |`;
   }),
 ];
 const md = `# Endpoint churn: QPS of unchanged names (${when})
 
-node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model}), load average at start ${load}; kube-apiserver v1.36.3 + etcd from test/e2e/harness on loopback; CoreDNS ${results.coredns ? results.coredns.replace(/.*coredns-(v[\d.]+).*/, '$1') : 'not built'} (kubernetes plugin, no cache). ${SERVICES} headless services with 5 ready endpoints each are asked (dnsperf -T 1 -c 1 -q 200 -l ${SECONDS}, A queries in random order), alone and while ${CHURN} other services have their EndpointSlice replaced through the API at ${CHANGE_RATE} a second (one endpoint address moving each time). Medians of ${ROUNDS} alternated rounds.
+node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model}), load average at start ${load}; kube-apiserver v1.36.3 + etcd from test/e2e/harness on loopback; CoreDNS ${results.coredns ? results.coredns.replace(/.*coredns-(v[\d.]+).*/, '$1') : 'not built'} (kubernetes plugin, no cache). ${SERVICES} headless services with 5 ready endpoints each are asked (dnsperf -T 1 -c 1 -q 200 -l ${SECONDS}, A queries in random order), alone and while ${CHURN} other services have their EndpointSlice replaced through the API at ${CHANGE_RATE} a second (one endpoint address moving each time). Medians of ${ROUNDS} alternated rounds. The server's CPU per query says whether the churn made each answer dearer (cache misses, rebuilds); the machine's idle share says whether the API server and etcd, handling the churn on the same CPUs, left the server less to run on.
 
 ${lines.join('\n')}
 `;
