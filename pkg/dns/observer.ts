@@ -6,8 +6,11 @@ import type { TcpCloseReason } from './tcp.ts';
 
 /** All optional; called synchronously on the query path, so they must be cheap. */
 export interface ServerObserver {
-  /** `tag`: the Answer.tag the reply was made from (0 for none, and for error replies). */
-  response?(qtype: number, rcode: number, transport: Transport, seconds: number, fromCache: boolean, tag: number): void;
+  /**
+   * `tag`: the Answer.tag the reply was made from (0 for none, and for error replies); `size`: the
+   * reply's length in bytes; `truncated`: it went out with TC set.
+   */
+  response?(qtype: number, rcode: number, transport: Transport, seconds: number, fromCache: boolean, tag: number, size: number, truncated: boolean): void;
   /** Reasons: 'short', 'qdcount', 'counts', 'label', 'name-too-long', 'question-pointer', 'not-opt', 'bad-opt', 'tcp-frame-length'. */
   malformed?(reason: string): void;
   /** Reasons: 'response-packet' (QR=1), 'tcp-cap', 'handler' (the handler returned null). */
@@ -21,7 +24,7 @@ export interface ServerObserver {
   tcpClosed?(reason: TcpCloseReason): void;
 }
 
-type Hook = (a?: unknown, b?: unknown, c?: unknown, d?: unknown, e?: unknown, f?: unknown) => void;
+type Hook = (a?: unknown, b?: unknown, c?: unknown, d?: unknown, e?: unknown, f?: unknown, g?: unknown, h?: unknown) => void;
 
 /** Same hooks, bound to their object, never throwing; missing hooks stay undefined. */
 export function guardObserver(o: ServerObserver | undefined): ServerObserver {
@@ -31,9 +34,9 @@ export function guardObserver(o: ServerObserver | undefined): ServerObserver {
     const fn = o[name] as Hook | undefined;
     if (typeof fn !== 'function') continue;
     // Fixed arity (no rest array, no apply): `response` runs once per query.
-    out[name] = (a, b, c, d, e, f) => {
+    out[name] = (a, b, c, d, e, f, g, h) => {
       try {
-        fn.call(o, a, b, c, d, e, f);
+        fn.call(o, a, b, c, d, e, f, g, h);
       } catch {
         // An observer bug must not cost a client its answer.
       }

@@ -75,7 +75,7 @@ export interface Answer {
    * the answer came from), the rest of the cache kept. Without one, only invalidate() drops it.
    */
   group?: string;
-  /** An opaque number handed to the observer with every reply of this answer, from the cache too. */
+  /** An opaque number (>= 0) handed to the observer with every reply of this answer, from the cache too; NO_TAG (-1) marks an error reply made without one. */
   tag?: number;
 }
 
@@ -145,6 +145,8 @@ const PORT_ATTEMPTS = 20;
  * dnscache) must not turn a clean stop into a SIGKILL.
  */
 export const DEFAULT_DRAIN_MS = 3000;
+/** The tag an error reply made without the handler's answer reports (the handler's tags are >= 0). */
+export const NO_TAG = -1;
 /** close() ends its drain once nothing is in flight and no query came for this long. */
 const QUIET_MS = 20;
 
@@ -517,7 +519,7 @@ export class DnsServer {
       this.observer.truncated?.();
     }
     via.send(out, port, address);
-    this.observed(req, nameEnd, t.rcode, via, started, fromCache, t.tag);
+    this.observed(req, nameEnd, t.rcode, via, started, fromCache, t.tag, out.length - via.headroom, renderState.truncated);
   }
 
   /** An error reply straight from the request bytes; qEnd < 0 means no question to echo. */
@@ -531,14 +533,16 @@ export class DnsServer {
     via: Responder,
     started: number,
   ): void {
-    via.send(errorReply(req, rcode, qEnd, optDo, via.headroom), port, address);
-    this.observed(req, qEnd - 4, rcode, via, started, false, 0);
+    const out = errorReply(req, rcode, qEnd, optDo, via.headroom);
+    via.send(out, port, address);
+    this.observed(req, qEnd - 4, rcode, via, started, false, NO_TAG, out.length - via.headroom, false);
   }
 
-  private observed(req: Buffer, nameEnd: number, rcode: number, via: Responder, started: number, fromCache: boolean, tag: number): void {
+  // Eight arguments rather than an object: this runs once per reply, and must not allocate.
+  private observed(req: Buffer, nameEnd: number, rcode: number, via: Responder, started: number, fromCache: boolean, tag: number, size: number, truncated: boolean): void {
     if (this.observer.response === undefined) return;
     const qtype = nameEnd > HEADER_SIZE ? u16(req, nameEnd) : 0;
-    this.observer.response(qtype, rcode, via.transport, (performance.now() - started) / 1000, fromCache, tag);
+    this.observer.response(qtype, rcode, via.transport, (performance.now() - started) / 1000, fromCache, tag, size, truncated);
   }
 }
 

@@ -5,18 +5,15 @@ import client from 'prom-client';
 import { Type, rcodeName, typeName } from '../dns/constants.ts';
 import type { ServerObserver } from '../dns/server.ts';
 import type { AnswerCache } from '../dns/answer-cache.ts';
-import { SYSTEMS } from './resolver.ts';
-import type { System } from './resolver.ts';
 import { FastHistogram } from '../metrics/histogram.ts';
 import { mirroredCounter } from '../metrics/mirror.ts';
-import type { Labels } from '../metrics/mirror.ts';
+import { createSkyDnsMetrics } from './skydns-metrics.ts';
 
 /** Query types with their own label value; everything else is "other" (bounded cardinality). */
 const TRACKED_TYPES = [Type.A, Type.AAAA, Type.SRV, Type.PTR, Type.CNAME, Type.TXT, Type.SOA, Type.NS, Type.MX, Type.ANY, Type.HINFO, Type.AXFR, Type.IXFR];
 const TYPE_SLOT = new Map<number, number>(TRACKED_TYPES.map((t, i) => [t, i]));
 const OTHER_SLOT = TRACKED_TYPES.length;
 const RCODES = 24;
-const SYSTEM_SLOT = Object.fromEntries(SYSTEMS.map((s, i) => [s, i])) as Record<System, number>;
 const PROTOS = ['udp', 'tcp'] as const;
 
 export interface KubeDnsState {
@@ -32,7 +29,6 @@ export interface KubeDnsState {
 export interface KubeDnsMetrics {
   registry: client.Registry;
   observer: ServerObserver;
-  onSystem(system: System): void;
   objectRejected(kind: string): void;
   /** Gauges read at scrape time. */
   setStateReader(read: () => KubeDnsState): void;
@@ -45,9 +41,8 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
   client.collectDefaultMetrics({ register: registry });
   const slots = OTHER_SLOT + 1;
   const responses = new Float64Array(PROTOS.length * slots * RCODES);
-  // Indexed by SYSTEMS: a cache hit bumps one slot, no Map lookup.
-  const systems = new Float64Array(SYSTEMS.length);
   let cacheHits = 0;
+  const skydns = createSkyDnsMetrics(registry);
 
   mirroredCounter(registry, { name: 'kubedns_dns_responses_total', help: 'DNS responses sent, by query type, rcode and transport.', labelNames: ['type', 'rcode', 'proto'] }, function* () {
     for (let i = 0; i < responses.length; i++) {
@@ -74,10 +69,6 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
     registers: [registry],
   });
   const handlerErrors = new client.Counter({ name: 'kubedns_dns_handler_errors_total', help: 'Queries answered SERVFAIL because answering them failed unexpectedly.', registers: [registry] });
-  // The original's SkyDNS names, so existing dashboards keep working.
-  mirroredCounter(registry, { name: 'skydns_skydns_dns_request_count_total', help: 'Counter of DNS requests made (original kube-dns name).', labelNames: ['system'] }, () =>
-    SYSTEMS.flatMap((system, i): (readonly [Labels, number])[] => (systems[i] > 0 ? [[{ system }, systems[i]]] : [])),
-  );
   const rejected = new client.Counter({ name: 'kubedns_cluster_objects_rejected_total', help: 'Cluster objects (or parts of them) skipped because DNS cannot use them, by kind.', labelNames: ['kind'], registers: [registry] });
   let readState: () => KubeDnsState = () => ({ synced: false, services: 0, ptrs: 0, clusterIPs: 0, serial: 0, configInvalid: 0 });
   mirroredCounter(registry, { name: 'kubedns_config_invalid_updates_total', help: 'ConfigMap updates ignored because they failed validation.' }, () => [[{}, readState().configInvalid]]);
@@ -125,20 +116,15 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
     readCache === null ? [] : [[{}, readCache().stats.evictions]],
   );
 
-  const addSystem = (system: System): void => {
-    systems[SYSTEM_SLOT[system]]++;
-  };
   const observer: ServerObserver = {
-    response(qtype, rcode, transport, seconds, fromCache, tag) {
+    response(qtype, rcode, transport, seconds, fromCache, tag, size, truncated) {
       const slot = TYPE_SLOT.get(qtype) ?? OTHER_SLOT;
       responses[(transport === 'tcp' ? slots * RCODES : 0) + slot * RCODES + (rcode < RCODES ? rcode : RCODES - 1)]++;
       duration.observe(seconds);
-      if (fromCache) {
-        cacheHits++;
-        // The system the answer was counted under when it was made (the resolver's tag): a cached
-        // CHAOS or REFUSED answer used to count as auth.
-        systems[tag]++;
-      }
+      if (fromCache) cacheHits++;
+      // By the system the answer was made under (the resolver's tag), from the cache too: a cached
+      // CHAOS or REFUSED answer used to count as auth.
+      skydns.response(tag, rcode, seconds, size, truncated, fromCache);
     },
     malformed: (reason) => malformed.inc({ reason }),
     dropped: (reason) => dropped.inc({ reason }),
@@ -149,7 +135,6 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
   return {
     registry,
     observer,
-    onSystem: addSystem,
     objectRejected: (kind) => rejected.inc({ kind }),
     setStateReader(read) {
       readState = read;

@@ -103,7 +103,6 @@ export class KubeDns {
       version: `kube-dns-ts ${o.version}`,
       hostname: hostname(),
       log: this.log.child('resolver'),
-      onSystem: this.metrics.onSystem,
     });
     const answers = new AnswerCache({ maxBytes: o.answerCacheBytes });
     this.metrics.setAnswerCacheReader(() => answers);

@@ -40,8 +40,6 @@ export interface ResolverOptions {
   /** CHAOS hostname.bind answer. */
   hostname: string;
   log: Logger;
-  /** Called once per answered miss, for the per-system request metrics. */
-  onSystem?: (system: System) => void;
 }
 
 const REVERSE_SUFFIXES = ['.in-addr.arpa', '.ip6.arpa'];
@@ -71,37 +69,31 @@ export class Resolver {
     return this.forward(q, 'recursive');
   };
 
-  /** Counts the answer under `system`; its tag, for the cached copy to count alike. */
-  private count(system: System): number {
-    this.o.onSystem?.(system);
-    return SYSTEM_TAG[system];
-  }
-
   private refuse(): Answer {
-    return { message: reply(Rcode.REFUSED), cacheable: true, tag: this.count('refused') };
+    return { message: reply(Rcode.REFUSED), cacheable: true, tag: SYSTEM_TAG.refused };
   }
 
   private chaos(q: Query): Answer {
     const answer = chaosText(q.qname, this.o);
     if (answer === null || (q.question.type !== Type.TXT && q.question.type !== Type.ANY)) return this.refuse();
     const rr: ResourceRecord = { name: q.qname, type: Type.TXT, class: Class.CH, ttl: 0, data: { texts: [answer] } };
-    return { message: reply(Rcode.NOERROR, { aa: true, answers: [rr] }), cacheable: true, tag: this.count('chaos') };
+    return { message: reply(Rcode.NOERROR, { aa: true, answers: [rr] }), cacheable: true, tag: SYSTEM_TAG.chaos };
   }
 
   /** Until the first sync an empty store must not turn into NXDOMAIN: the client retries elsewhere. */
-  private notReady(): Answer {
-    return { message: reply(Rcode.SERVFAIL), cacheable: false };
+  private notReady(system: System): Answer {
+    return { message: reply(Rcode.SERVFAIL), cacheable: false, tag: SYSTEM_TAG[system] };
   }
 
   private cluster(q: Query): Answer | Promise<Answer> {
-    if (!this.o.isSynced()) return this.notReady();
+    if (!this.o.isSynced()) return this.notReady('auth');
     const feds = this.o.federation?.federations();
     if (feds !== undefined && feds.size > 0) {
       const answer = this.federated(q, feds);
       if (answer !== null) return answer;
     }
     const r = this.o.zone.lookup(q.qname, q.question.type);
-    const tag = this.count('auth');
+    const tag = SYSTEM_TAG.auth;
     const message = reply(r.rcode, { aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals });
     // NXDOMAIN and NODATA carry only the zone's SOA: one template for every such name, so a flood of
     // made-up names costs no cache entry each.
@@ -120,16 +112,16 @@ export class Resolver {
     if (fq === null) return null;
     const ctx = this.o.federation!;
     const a = federationAnswer(fq, zone.domain, ctx.hasEndpoints, ctx.topology());
-    this.count('auth');
+    const tag = SYSTEM_TAG.auth;
     // Never cached: the answer follows endpoints and nodes, which do not invalidate the cache.
-    if (a.kind === 'nxdomain') return { message: reply(Rcode.NXDOMAIN, { aa: true, authorities: [zone.soaRecord()] }), cacheable: false };
+    if (a.kind === 'nxdomain') return { message: reply(Rcode.NXDOMAIN, { aa: true, authorities: [zone.soaRecord()] }), cacheable: false, tag };
     const qtype = q.question.type;
     const cname: ResourceRecord = { name: q.qname, type: Type.CNAME, class: Class.IN, ttl: 0, data: { target: a.target } };
     const message = reply(Rcode.NOERROR, { aa: true, answers: [cname] });
-    if (qtype === Type.CNAME || qtype === Type.ANY) return { message, cacheable: false };
+    if (qtype === Type.CNAME || qtype === Type.ANY) return { message, cacheable: false, tag };
     if (a.kind === 'remote') {
       if (qtype === Type.A || qtype === Type.AAAA) return this.chase(message, a.target, qtype);
-      return { message, cacheable: false };
+      return { message, cacheable: false, tag };
     }
     // The local service: its records follow the CNAME in the same answer, as for an in-zone ExternalName.
     const r = zone.lookup(a.target, qtype);
@@ -138,7 +130,7 @@ export class Resolver {
     message.authorities = r.authorities;
     message.additionals = r.additionals;
     if (r.chase !== null) return this.chase(message, r.chase, qtype);
-    return { message, cacheable: false };
+    return { message, cacheable: false, tag };
   }
 
   /** ExternalName: resolve the CNAME target upstream (stub domains honoured) and append what comes back. */
@@ -155,11 +147,11 @@ export class Resolver {
       // The CNAME alone still lets the client resolve the target itself.
       this.o.log.debug(1, 'ExternalName target not resolved upstream', { target, error: err });
     }
-    return { message, cacheable: false };
+    return { message, cacheable: false, tag: SYSTEM_TAG.auth };
   }
 
   private reverse(q: Query): Answer | Promise<Answer> {
-    if (!this.o.isSynced()) return this.notReady();
+    if (!this.o.isSynced()) return this.notReady('reverse');
     if (q.question.type === Type.PTR) {
       const ip = ipFromReverseName(q.qname);
       const targets = ip === null ? [] : this.o.zone.reverse(ip);
@@ -167,7 +159,7 @@ export class Resolver {
         const ttl = this.o.zone.ttl;
         const answers: ResourceRecord[] = targets.map((target) => ({ name: q.qname, type: Type.PTR, class: Class.IN, ttl, data: { target } }));
         // Grouped by the address: a change to any service that publishes it, before or after, drops it.
-        return { message: reply(Rcode.NOERROR, { answers }), cacheable: true, group: ip!, tag: this.count('reverse') };
+        return { message: reply(Rcode.NOERROR, { answers }), cacheable: true, group: ip!, tag: SYSTEM_TAG.reverse };
       }
     }
     // Not a cluster address: the rest of the reverse tree belongs to the upstreams (as the original did).
@@ -175,15 +167,15 @@ export class Resolver {
   }
 
   private async forward(q: Query, system: System): Promise<Answer> {
-    this.count(system);
+    const tag = SYSTEM_TAG[system];
     const request = { ...q.message, questions: [q.question], answers: [], authorities: [], additionals: [] };
     try {
       const wire = await this.o.forwarder.forward(encodeMessage(request).bytes, q.qname);
-      return { wire, cacheable: false };
+      return { wire, cacheable: false, tag };
     } catch (err) {
       // The original wrote nothing here and left clients to time out; SERVFAIL lets them move on at once.
       this.o.log.debug(1, 'forwarding failed', { name: q.qname, error: err });
-      return { message: reply(Rcode.SERVFAIL), cacheable: false };
+      return { message: reply(Rcode.SERVFAIL), cacheable: false, tag };
     }
   }
 }

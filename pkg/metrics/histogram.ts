@@ -10,50 +10,68 @@ interface MetricValue {
   value: number;
 }
 
+/** One label and every value it takes: a series per value, chosen by its index when observing. */
+export interface HistogramLabel {
+  name: string;
+  values: readonly string[];
+}
+
 export class FastHistogram {
   readonly name: string;
   readonly help: string;
   readonly type = 'histogram';
   readonly aggregator = 'sum';
   private readonly bounds: Float64Array;
+  private readonly label: HistogramLabel | null;
+  /** (bounds + 1) slots per series, series after series. */
   private readonly counts: Float64Array;
-  private sum = 0;
-  private count = 0;
+  private readonly sums: Float64Array;
+  private readonly totals: Float64Array;
 
-  constructor(opts: { name: string; help: string; buckets: number[]; registers: Registry[] }) {
+  constructor(opts: { name: string; help: string; buckets: readonly number[]; registers: Registry[]; label?: HistogramLabel }) {
     this.name = opts.name;
     this.help = opts.help;
     this.bounds = Float64Array.from(opts.buckets);
-    this.counts = new Float64Array(opts.buckets.length + 1);
+    this.label = opts.label ?? null;
+    const series = this.label?.values.length ?? 1;
+    this.counts = new Float64Array((opts.buckets.length + 1) * series);
+    this.sums = new Float64Array(series);
+    this.totals = new Float64Array(series);
     for (const r of opts.registers) r.registerMetric(this as never);
   }
 
-  observe(value: number): void {
+  /** One observation, in the series of label value number `series` (0 without a label). */
+  observe(value: number, series = 0): void {
     const b = this.bounds;
     let i = 0;
     while (i < b.length && value > b[i]) i++;
-    this.counts[i]++;
-    this.sum += value;
-    this.count++;
+    this.counts[series * (b.length + 1) + i]++;
+    this.sums[series] += value;
+    this.totals[series]++;
   }
 
-  /** What prom-client's registry reads when it renders /metrics. */
+  /** What prom-client's registry reads when it renders /metrics: a labelled series once observed. */
   async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: MetricValue[] }> {
     const values: MetricValue[] = [];
-    let cumulative = 0;
-    for (let i = 0; i < this.counts.length; i++) {
-      cumulative += this.counts[i];
-      const le = i < this.bounds.length ? this.bounds[i] : '+Inf';
-      values.push({ metricName: `${this.name}_bucket`, labels: { le }, value: cumulative });
+    const slots = this.bounds.length + 1;
+    for (let s = 0; s < this.totals.length; s++) {
+      if (this.label !== null && this.totals[s] === 0) continue;
+      const labels: Record<string, string> = this.label === null ? {} : { [this.label.name]: this.label.values[s] };
+      let cumulative = 0;
+      for (let i = 0; i < slots; i++) {
+        cumulative += this.counts[s * slots + i];
+        const le = i < this.bounds.length ? this.bounds[i] : '+Inf';
+        values.push({ metricName: `${this.name}_bucket`, labels: { ...labels, le }, value: cumulative });
+      }
+      values.push({ metricName: `${this.name}_sum`, labels, value: this.sums[s] });
+      values.push({ metricName: `${this.name}_count`, labels, value: this.totals[s] });
     }
-    values.push({ metricName: `${this.name}_sum`, labels: {}, value: this.sum });
-    values.push({ metricName: `${this.name}_count`, labels: {}, value: this.count });
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
   }
 
   reset(): void {
     this.counts.fill(0);
-    this.sum = 0;
-    this.count = 0;
+    this.sums.fill(0);
+    this.totals.fill(0);
   }
 }

@@ -101,6 +101,37 @@ t.test('skydns_skydns_dns_request_count_total: an answer from the cache counts u
   t.notMatch(metrics, /skydns_skydns_dns_request_count_total\{system="auth"\}/, 'none of them auth');
 });
 
+t.test('the original SkyDNS metrics: every name, type, label set and bucket, fed by cache hits too', async (t) => {
+  const dead = await freePort();
+  const kd = await startKubeDns(t, { clusterYaml: one('10.96.0.5'), args: [`--nameservers=127.0.0.1:${dead}`] });
+  for (let i = 0; i < 2; i++) {
+    await dig(kd.dnsPort, 'web.default.svc.cluster.local');
+    await dig(kd.dnsPort, 'nothing.default.svc.cluster.local');
+    await dig(kd.dnsPort, '5.0.96.10.in-addr.arpa', 'PTR');
+  }
+  t.equal((await dig(kd.dnsPort, 'www.example.com', 'A', ['+time=8'])).status, 'SERVFAIL');
+  const m = (await get(kd.httpPort, '/metrics')).body;
+  const series = (name: string) => m.split('\n').filter((l) => l.startsWith(name));
+  for (const [name, type] of [
+    ['skydns_skydns_dns_request_count_total', 'counter'],
+    ['skydns_skydns_dns_request_duration_seconds', 'histogram'],
+    ['skydns_skydns_dns_response_size_bytes', 'histogram'],
+    ['skydns_skydns_dns_error_count_total', 'counter'],
+    ['skydns_skydns_dns_cachemiss_count_total', 'counter'],
+  ]) t.match(m, new RegExp(`^# TYPE ${name} ${type}$`, 'm'), `${name} is a ${type}`);
+  const les = (name: string) => series(`${name}_bucket{system="auth"`).map((l) => /le="([^"]+)"/.exec(l)![1]);
+  t.same(les('skydns_skydns_dns_request_duration_seconds'), ['0.001', '0.003', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '+Inf'], 'SkyDNS duration buckets');
+  t.same(les('skydns_skydns_dns_response_size_bytes'), ['0', '512', '1024', '1500', '2048', '4096', '8192', '12288', '16384', '20480', '24576', '28672', '32768', '36864', '40960', '45056', '49152', '53248', '57344', '61440', '65536', '+Inf'], 'SkyDNS size buckets');
+  t.match(m, /^skydns_skydns_dns_request_count_total\{system="auth"\} 4$/m, 'auth: two answers, two NXDOMAINs, hits included');
+  t.match(m, /^skydns_skydns_dns_request_count_total\{system="reverse"\} 2$/m);
+  t.match(m, /^skydns_skydns_dns_request_count_total\{system="recursive"\} 1$/m);
+  t.match(m, /^skydns_skydns_dns_request_duration_seconds_count\{system="auth"\} 4$/m);
+  t.match(m, /^skydns_skydns_dns_response_size_bytes_count\{system="reverse"\} 2$/m);
+  t.match(m, /^skydns_skydns_dns_error_count_total\{system="auth",cause="nxdomain"\} 2$/m);
+  t.match(m, /^skydns_skydns_dns_error_count_total\{system="recursive",cause="servfail"\} 1$/m);
+  t.match(m, /^skydns_skydns_dns_cachemiss_count_total\{cache="response"\} [1-9]/m);
+});
+
 t.test('a change drops only the answers it touched: the rest stay cached, the touched ones are fresh', async (t) => {
   const cluster = (db: string, extra = '') =>
     yamlDocs(service('default', 'web', 'clusterIP: 10.96.0.5'), service('default', 'db', `clusterIP: ${db}`), ...(extra ? [service('default', 'new', `clusterIP: ${extra}`)] : []));
