@@ -70,6 +70,7 @@ const kubeDns = new KubeDns({
   initialSyncTimeoutMs: f['initial-sync-timeout'],
   source,
   answerCacheBytes: parseByteSize(f['cache-bytes'])!,
+  roundRobin: f['round-robin'],
   version: VERSION,
 });
 await kubeDns.start().catch((err: Error) => {

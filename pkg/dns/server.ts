@@ -111,6 +111,11 @@ export interface DnsServerOptions {
    * this one before it closes (dnscache under the nanny: a restart that loses no query). Default false.
    */
   reusePort?: boolean;
+  /**
+   * Round robin (CoreDNS's loadbalance): a reply whose answers are two or more A (or AAAA) records of
+   * one name, from the handler or the cache, starts one record further on than the last. Default false.
+   */
+  roundRobin?: boolean;
 }
 
 export interface ServerStats {
@@ -188,6 +193,7 @@ export class DnsServer {
       maxTcpPipelined: options.maxTcpPipelined ?? 100,
       udpRecvBufferSize: options.udpRecvBufferSize ?? 4 * 1024 * 1024,
       reusePort: options.reusePort ?? false,
+      roundRobin: options.roundRobin ?? false,
     };
     this.cache = options.answerCache ?? new AnswerCache({ maxBytes: this.opts.answerCacheBytes });
     this.onCacheHit = options.onCacheHit;
@@ -513,7 +519,7 @@ export class DnsServer {
     fromCache: boolean,
     age: number,
   ): void {
-    const out = render(t, req, nameEnd, optDo, limit, via.headroom, age);
+    const out = render(t, req, nameEnd, optDo, limit, via.headroom, age, this.opts.roundRobin);
     if (renderState.truncated) {
       this.stats.truncated++;
       this.observer.truncated?.();

@@ -44,6 +44,11 @@ export interface Template {
    * compression pointers sit. Each is moved by the bytes the asker's longer name adds. null otherwise.
    */
   pointers: string | null;
+  /**
+   * The length of each answer record when the answer section is two or more A (or AAAA) records of
+   * one name, byte for byte alike but for their data: render() may rotate them. 0 otherwise.
+   */
+  rotateLength: number;
   /** The handler's Answer.tag, handed to the observer with every reply made from this template. */
   tag: number;
   /** AnswerCache's bookkeeping, on the template to save an object per entry: clock seconds when stored, */
@@ -86,6 +91,7 @@ function makeTemplate(
     ttlOffsets: null,
     answerEnds,
     pointers: null,
+    rotateLength: rotatableLength(b, questionEnd, answerEnd, u16(b, OFF_ANCOUNT)),
     tag: 0,
     storedAt: 0,
     expiresAt: NEVER_EXPIRES,
@@ -120,6 +126,24 @@ function recordEnds(buf: Uint8Array, p: number, count: number): string {
   const ends: number[] = [];
   for (let i = 0; i < count; i++) ends.push((p = skipRecord(buf, p)));
   return offsetTable(ends);
+}
+
+/**
+ * The record length of an answer section whose `count` records (at least two) are all A, or all
+ * AAAA, with the same name bytes, class and TTL position: what rotation may reorder without touching
+ * a compression pointer. 0 for any other section.
+ */
+function rotatableLength(b: Uint8Array, start: number, end: number, count: number): number {
+  if (count < 2) return 0;
+  const len = (end - start) / count;
+  if (len !== 16 && len !== 28) return 0; // a pointer name (2) + 10 + 4 or 16 bytes of address
+  const type = u16(b, start + 2);
+  if (type !== (len === 16 ? Type.A : Type.AAAA)) return 0;
+  for (let r = start + len; r < end; r += len) {
+    // Name, type and class alike (the TTLs may differ: they move with their records).
+    for (let i = 0; i < 6; i++) if (b[r + i] !== b[start + i]) return 0;
+  }
+  return len;
 }
 
 /** Offsets (each below 65536) as one char each. */
@@ -264,6 +288,9 @@ function sameByte(x: number, y: number): boolean {
 /** Set by render(): whether the last reply had to be cut with TC. */
 export const renderState = { truncated: false };
 
+/** Which rotation the next rotated reply gets: one counter for all, so consecutive askers differ. */
+let turn = 0;
+
 /**
  * Builds the reply to one request from a template. `reqNameEnd` is where the request's question
  * name ends (its bytes replace the template's when the lengths agree, or, for a shared template,
@@ -284,6 +311,7 @@ export function render(
   limit: number,
   headroom: number,
   age = 0,
+  rotate = false,
 ): Buffer {
   const withOpt = optDo !== null;
   const optLen = withOpt ? (t.opt !== null ? t.opt.length : OPT_SIZE) : 0;
@@ -336,6 +364,7 @@ export function render(
     setU16(out, h + OFF_NSCOUNT, 0);
   }
   setU16(out, h + OFF_ARCOUNT, arcount + (withOpt ? 1 : 0));
+  if (rotate && !tc && t.rotateLength > 0) rotateAnswers(out, h + t.questionEnd, h + t.answerEnd, t.rotateLength);
   if (!shared && t.nameEnd > HEADER_SIZE && t.nameEnd === reqNameEnd) {
     // A loop, not set(subarray()): the view would be one more allocation per reply.
     for (let i = HEADER_SIZE; i < reqNameEnd; i++) out[h + i] = req[i];
@@ -360,6 +389,30 @@ export function render(
   }
   renderState.truncated = tc;
   return out;
+}
+
+/**
+ * Round robin (CoreDNS's loadbalance): the answer records, all alike but for their data, start
+ * `turn` records further on each time, so clients that take the first address spread over all of
+ * them. In place, by three reversals: no allocation.
+ */
+function rotateAnswers(out: Buffer, start: number, end: number, len: number): void {
+  const count = (end - start) / len;
+  const k = turn++ % count;
+  if (turn > 0x3fffffff) turn = 0;
+  if (k === 0) return;
+  const mid = start + k * len;
+  reverse(out, start, mid);
+  reverse(out, mid, end);
+  reverse(out, start, end);
+}
+
+function reverse(b: Buffer, from: number, to: number): void {
+  for (let i = from, j = to - 1; i < j; i++, j--) {
+    const x = b[i];
+    b[i] = b[j];
+    b[j] = x;
+  }
 }
 
 function writeOpt(out: Buffer, o: number, extRcode: number, dnssecOk: boolean): void {

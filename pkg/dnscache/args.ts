@@ -27,6 +27,8 @@ export interface DnscacheConfig {
    * it stops (the nanny's restarts). Off: a second process on the port fails, as dnsmasq does.
    */
   reusePort: boolean;
+  /** Rotate A/AAAA answers per reply (ours; on by default, --no-round-robin turns it off). */
+  roundRobin: boolean;
   noNegcache: boolean;
   /** Seconds a negative answer without an SOA is kept; 0 = not kept. */
   negTtl: number;
@@ -128,6 +130,7 @@ const options: Record<string, OptionSpec> = {
   'cache-size': { kind: 'value', apply: (c, v, n) => (c.cacheSize = int(n, v)) },
   'cache-bytes': { kind: 'value', apply: (c, v, n) => (c.cacheBytes = byteSize(n, v)) },
   'reuse-port': { kind: 'flag', apply: (c) => (c.reusePort = true) },
+  'no-round-robin': { kind: 'flag', apply: (c) => (c.roundRobin = false) },
   'no-negcache': { kind: 'flag', apply: (c) => (c.noNegcache = true) },
   'neg-ttl': { kind: 'value', apply: (c, v, n) => (c.negTtl = int(n, v)) },
   'min-cache-ttl': { kind: 'value', apply: (c, v, n) => (c.minCacheTtl = Math.min(int(n, v), MIN_CACHE_TTL_LIMIT)) },
@@ -171,6 +174,7 @@ export function defaultConfig(): DnscacheConfig {
     cacheSize: 150,
     cacheBytes: DEFAULT_CACHE_BYTES,
     reusePort: false,
+    roundRobin: true,
     noNegcache: false,
     negTtl: 0,
     minCacheTtl: 0,

@@ -93,7 +93,7 @@ export class DnsCache {
     const addresses = c.listenAddresses.length > 0 ? c.listenAddresses : ['0.0.0.0'];
     // One cache for every address: a question asked on one is a hit on all.
     const onCacheHit = c.logQueries ? this.handler.logHit : undefined;
-    this.servers = addresses.map((address) => new DnsServer({ handler: this.handler.handle, address, port: c.port, answerCache: this.cache, onCacheHit, reusePort: c.reusePort }));
+    this.servers = addresses.map((address) => new DnsServer({ handler: this.handler.handle, address, port: c.port, answerCache: this.cache, onCacheHit, reusePort: c.reusePort, roundRobin: c.roundRobin }));
   }
 
   /** Binds every listen address (one taken: all closed, rejects); the addresses and ports bound. */

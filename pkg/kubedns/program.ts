@@ -48,6 +48,8 @@ export interface KubeDnsOptions {
   source: Source;
   /** --cache-bytes: what the pre-encoded answers may take. */
   answerCacheBytes: number;
+  /** --round-robin: rotate A/AAAA answers per reply. */
+  roundRobin: boolean;
   version: string;
 }
 
@@ -106,7 +108,7 @@ export class KubeDns {
     });
     const answers = new AnswerCache({ maxBytes: o.answerCacheBytes });
     this.metrics.setAnswerCacheReader(() => answers);
-    this.server = new DnsServer({ handler: resolver.handle, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, answerCache: answers });
+    this.server = new DnsServer({ handler: resolver.handle, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, answerCache: answers, roundRobin: o.roundRobin });
   }
 
   /** Serves DNS and HTTP, then starts reading the cluster; resolves with the ports bound. */

@@ -348,3 +348,18 @@ t.test('a large answer over UDP: as many whole records as fit, with TC (the cach
   }
   t.equal((await dig(port, 'big.example.com', 'A', ['+noedns'])).answer.length, 60, 'dig retries over TCP and gets all');
 });
+
+t.test('round robin: a cached answer of several A records starts one further on per reply; --no-round-robin keeps the order', async (t) => {
+  const up = await startDnsmasq(t, ['192.0.2.1 pool.example.com', '192.0.2.2 pool.example.com', '192.0.2.3 pool.example.com'], ['--local-ttl=60']);
+  const orders = async (extra: string[]) => {
+    const p = startProgram(t, 'dnscache', ['-k', '--port=0', '--listen-address=127.0.0.1', '--no-resolv', '--log-facility=-', `--server=127.0.0.1#${up.port}`, ...extra]);
+    const port = Number((await p.waitFor(/listening address=127\.0\.0\.1 port=(\d+)/))[1]);
+    const seen: string[] = [];
+    for (let i = 0; i < 6; i++) seen.push((await dig(port, 'pool.example.com')).answer.map((a) => a.data).join(','));
+    return seen;
+  };
+  const rr = await orders([]);
+  t.same(new Set(rr.map((o) => o.split(',').sort().join(','))), new Set(['192.0.2.1,192.0.2.2,192.0.2.3']), 'every reply has every address');
+  t.equal(new Set(rr.slice(1).map((o) => o.split(',')[0])).size, 3, `from the cache, each address comes first in turn (${rr.join(' | ')})`);
+  t.equal(new Set((await orders(['--no-round-robin'])).slice(1)).size, 1, 'one order with --no-round-robin');
+});

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { dig, answers } from '../helpers/dig.ts';
 import { startDnsmasq } from '../helpers/dnsmasq.ts';
-import { startKubeDns, yamlDocs, service } from '../helpers/kubedns.ts';
+import { startKubeDns, yamlDocs, service, endpointSlice } from '../helpers/kubedns.ts';
 import { eventually } from '../helpers/eventually.ts';
 
 const web = service('default', 'web', 'clusterIP: 10.96.0.5');
@@ -69,6 +69,23 @@ t.test('--config-dir with nothing mounted (the manifest mounts it optional): --n
   const kd = await startKubeDns(t, { clusterYaml: yamlDocs(web), args: [`--config-dir=${empty}`, `--nameservers=127.0.0.1:${up.port}`] });
   t.same(answers(await dig(kd.dnsPort, 'www.example.com')), ['192.0.2.9']);
   t.match(kd.program.output(), /configuration loaded from="--config-dir /);
+});
+
+t.test('round robin: a headless service\'s addresses start one further on per reply, from the cache too; --round-robin=false keeps their order', async (t) => {
+  const cluster = yamlDocs(
+    service('default', 'pool', 'clusterIP: None'),
+    endpointSlice('default', 'pool', 'pool-1', 'IPv4', 'endpoints:\n- {addresses: [10.2.0.1]}\n- {addresses: [10.2.0.2]}\n- {addresses: [10.2.0.3]}'),
+  );
+  const orders = async (port: number) => {
+    const seen: string[] = [];
+    for (let i = 0; i < 6; i++) seen.push((await dig(port, 'pool.default.svc.cluster.local')).answer.map((a) => a.data).join(','));
+    return seen;
+  };
+  const rr = await orders((await startKubeDns(t, { clusterYaml: cluster })).dnsPort);
+  t.same(new Set(rr.map((o) => o.split(',').sort().join(','))), new Set(['10.2.0.1,10.2.0.2,10.2.0.3']), 'every reply has every address');
+  t.equal(new Set(rr.map((o) => o.split(',')[0])).size, 3, `each address comes first in turn (${rr.join(' | ')})`);
+  const fixed = await orders((await startKubeDns(t, { clusterYaml: cluster, args: ['--round-robin=false'] })).dnsPort);
+  t.equal(new Set(fixed).size, 1, 'one order with --round-robin=false');
 });
 
 t.test('hostile packets at the running binary: counted, and answers keep coming', async (t) => {
