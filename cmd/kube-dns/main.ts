@@ -9,6 +9,7 @@ import { FileSource } from '../../pkg/source/file.ts';
 import { KubernetesSource } from '../../pkg/source/kubernetes.ts';
 import { CLUSTER_KINDS, startingWatches } from '../../pkg/cluster/kinds.ts';
 import type { EndpointsApi } from '../../pkg/cluster/kinds.ts';
+import { SERVICE_ENTRY_KIND } from '../../pkg/serviceentry/kind.ts';
 import { parseFederations } from '../../pkg/config/config.ts';
 import { parseByteSize } from '../../pkg/flags/bytes.ts';
 import { kubeDnsFlags } from './flags.ts';
@@ -42,7 +43,7 @@ if (f.federations) {
 
 // --cluster-file wins when given; otherwise the Kubernetes API (kubeconfig, master URL or in-cluster).
 const source = f['cluster-file']
-  ? new FileSource(f['cluster-file'], { kinds: CLUSTER_KINDS.map((k) => k.kind), log: log.child('file-source') })
+  ? new FileSource(f['cluster-file'], { kinds: [...CLUSTER_KINDS.map((k) => k.kind), ...(f['service-entries'] ? [SERVICE_ENTRY_KIND] : [])], log: log.child('file-source') })
   : new KubernetesSource({
       connection: { kubeconfig: f['kubecfg-file'] || undefined, masterUrl: f['kube-master-url'] || undefined },
       watches: startingWatches({ endpointsApi: f['endpoints-api'] as EndpointsApi, configMap: f['config-map'], configMapNamespace: f['config-map-namespace'] }),
@@ -71,6 +72,7 @@ const kubeDns = new KubeDns({
   source,
   answerCacheBytes: parseByteSize(f['cache-bytes'])!,
   roundRobin: f['round-robin'],
+  serviceEntries: f['service-entries'],
   version: VERSION,
 });
 await kubeDns.start().catch((err: Error) => {

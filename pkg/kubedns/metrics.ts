@@ -8,6 +8,7 @@ import type { AnswerCache } from '../dns/answer-cache.ts';
 import { FastHistogram } from '../metrics/histogram.ts';
 import { mirroredCounter } from '../metrics/mirror.ts';
 import { createSkyDnsMetrics } from './skydns-metrics.ts';
+import type { ServiceEntryCounts } from '../serviceentry/names.ts';
 
 /** Query types with their own label value; everything else is "other" (bounded cardinality). */
 const TRACKED_TYPES = [Type.A, Type.AAAA, Type.SRV, Type.PTR, Type.CNAME, Type.TXT, Type.SOA, Type.NS, Type.MX, Type.ANY, Type.HINFO, Type.AXFR, Type.IXFR];
@@ -34,6 +35,8 @@ export interface KubeDnsMetrics {
   setStateReader(read: () => KubeDnsState): void;
   /** The DNS server's answer cache, read at scrape time (the kubedns_answer_cache_* metrics). */
   setAnswerCacheReader(read: () => AnswerCache): void;
+  /** --service-entries: what is answered for, read at scrape time (kubedns_service_entries). */
+  setServiceEntryReader(read: () => ServiceEntryCounts): void;
 }
 
 export function createKubeDnsMetrics(): KubeDnsMetrics {
@@ -141,6 +144,19 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
     },
     setAnswerCacheReader(read) {
       readCache = read;
+    },
+    setServiceEntryReader(read) {
+      const served: client.Gauge<string> = new client.Gauge({
+        name: 'kubedns_service_entries',
+        help: 'With --service-entries: ServiceEntries answered for (kind="entries") and the hosts they name (kind="hosts"); those skipped are counted in kubedns_cluster_objects_rejected_total{kind="ServiceEntry"}.',
+        labelNames: ['kind'],
+        registers: [registry],
+        collect() {
+          const c = read();
+          served.set({ kind: 'entries' }, c.entries);
+          served.set({ kind: 'hosts' }, c.hosts);
+        },
+      });
     },
   };
 }

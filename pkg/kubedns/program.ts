@@ -7,6 +7,9 @@ import { AnswerCache } from '../dns/answer-cache.ts';
 import { DnsServer } from '../dns/server.ts';
 import { ClusterStore } from '../cluster/store.ts';
 import { CLUSTER_KINDS, NODE_WATCH } from '../cluster/kinds.ts';
+import type { ClusterKind } from '../cluster/kind.ts';
+import { ServiceEntryNames } from '../serviceentry/names.ts';
+import { serviceEntryKind } from '../serviceentry/kind.ts';
 import type { Source } from '../source/source.ts';
 import { KubernetesSource } from '../source/kubernetes.ts';
 import { registerKubernetesSourceMetrics } from '../source/kubernetes-metrics.ts';
@@ -18,7 +21,7 @@ import { ConfigDirWatcher, ConfigMapSync, FixedConfig } from '../config/config.t
 import type { ConfigSync, KubeDnsConfig } from '../config/config.ts';
 import { createLogger } from '../log/log.ts';
 import type { Logger } from '../log/log.ts';
-import { Resolver } from './resolver.ts';
+import { Resolver, SERVICE_ENTRY_GROUP } from './resolver.ts';
 import { applyUpstreams } from './upstreams.ts';
 import { createKubeDnsMetrics } from './metrics.ts';
 import type { KubeDnsMetrics } from './metrics.ts';
@@ -50,6 +53,8 @@ export interface KubeDnsOptions {
   answerCacheBytes: number;
   /** --round-robin: rotate A/AAAA answers per reply. */
   roundRobin: boolean;
+  /** --service-entries: answer the hosts of Istio ServiceEntries. */
+  serviceEntries?: boolean;
   version: string;
 }
 
@@ -81,6 +86,8 @@ export class KubeDns {
     this.forwarder = new Forwarder({ log: this.log.child('forward') });
     this.configSync = this.makeConfigSync();
     this.config = this.configSync.current();
+    const serviceEntries = o.serviceEntries ? new ServiceEntryNames() : null;
+    const kinds = serviceEntries === null ? CLUSTER_KINDS : [...CLUSTER_KINDS, this.serviceEntryKind(serviceEntries)];
     this.store = new ClusterStore(
       {
         servicesChanged: (keys) => this.servicesChanged(keys),
@@ -93,7 +100,7 @@ export class KubeDns {
         },
         synced: () => this.log.info('initial sync done: serving the cluster zone', { ...this.store.counts(), serial: this.zone.serial }),
       },
-      CLUSTER_KINDS,
+      kinds,
     );
     if (o.source instanceof KubernetesSource) registerKubernetesSourceMetrics(this.metrics.registry, o.source);
     this.metrics.setStateReader(() => ({ synced: this.store.hasSynced, ...this.zone.counts(), serial: this.zone.serial, configInvalid: this.configSync.invalidUpdates }));
@@ -105,7 +112,9 @@ export class KubeDns {
       version: `kube-dns-ts ${o.version}`,
       hostname: hostname(),
       log: this.log.child('resolver'),
+      serviceEntries,
     });
+    if (serviceEntries !== null) this.metrics.setServiceEntryReader(() => serviceEntries.counts());
     const answers = new AnswerCache({ maxBytes: o.answerCacheBytes });
     this.metrics.setAnswerCacheReader(() => answers);
     this.server = new DnsServer({ handler: resolver.handle, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, answerCache: answers, roundRobin: o.roundRobin });
@@ -149,6 +158,19 @@ export class KubeDns {
 
   status(): KubeDnsStatus {
     return { synced: this.store.hasSynced, serial: this.zone.serial, config: { from: this.configSync.describe(), invalidUpdates: this.configSync.invalidUpdates } };
+  }
+
+  /** --service-entries: the kind, watched from the start by the API source (optional: readiness never waits for it). */
+  private serviceEntryKind(names: ServiceEntryNames): ClusterKind {
+    const kind = serviceEntryKind(names, {
+      changed: () => this.server?.invalidate([SERVICE_ENTRY_GROUP]),
+      rejected: (problem) => {
+        this.metrics.objectRejected('ServiceEntry');
+        this.log.warn('ServiceEntry skipped', { problem });
+      },
+    });
+    this.o.source.watch?.({ kind });
+    return kind;
   }
 
   /** --config-dir (the mounted ConfigMap), else --config-map (through the API), else the defaults. */

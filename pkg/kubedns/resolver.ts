@@ -13,6 +13,10 @@ import type { Forwarder } from '../forward/forward.ts';
 import type { Logger } from '../log/log.ts';
 import type { NodeTopology } from '../cluster/model.ts';
 import { federationAnswer, federationQuery } from './federation.ts';
+import type { ServiceEntryNames } from '../serviceentry/names.ts';
+
+/** The cache group of every ServiceEntry answer: a change to any entry drops them all (they are few). */
+export const SERVICE_ENTRY_GROUP = '\u0001serviceentries';
 
 /** Where an answer came from, as the original's SkyDNS metrics label it. */
 export type System = 'auth' | 'reverse' | 'recursive' | 'chaos' | 'refused';
@@ -40,6 +44,8 @@ export interface ResolverOptions {
   /** CHAOS hostname.bind answer. */
   hostname: string;
   log: Logger;
+  /** --service-entries: the names ServiceEntries answer for; null when off. */
+  serviceEntries?: ServiceEntryNames | null;
 }
 
 const REVERSE_SUFFIXES = ['.in-addr.arpa', '.ip6.arpa'];
@@ -66,7 +72,7 @@ export class Resolver {
     if (type === Type.AXFR || type === Type.IXFR) return this.refuse();
     if (this.o.zone.contains(q.qname)) return this.cluster(q);
     if (isReverse(q.qname)) return this.reverse(q);
-    return this.forward(q, 'recursive');
+    return this.serviceEntry(q) ?? this.forward(q, 'recursive');
   };
 
   private refuse(): Answer {
@@ -93,6 +99,11 @@ export class Resolver {
       if (answer !== null) return answer;
     }
     const r = this.o.zone.lookup(q.qname, q.question.type);
+    // Kubernetes Services win: a ServiceEntry answers only a cluster name no Service holds.
+    if (r.rcode === Rcode.NXDOMAIN) {
+      const entry = this.serviceEntry(q);
+      if (entry !== null) return entry;
+    }
     const tag = SYSTEM_TAG.auth;
     const message = reply(r.rcode, { aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals });
     // NXDOMAIN and NODATA carry only the zone's SOA: one template for every such name, so a flood of
@@ -148,6 +159,21 @@ export class Resolver {
       this.o.log.debug(1, 'ExternalName target not resolved upstream', { target, error: err });
     }
     return { message, cacheable: false, tag: SYSTEM_TAG.auth };
+  }
+
+  /** A name a ServiceEntry answers for: its addresses of the asked family; any other type is NODATA. null: none does. */
+  private serviceEntry(q: Query): Answer | null {
+    const addresses = this.o.serviceEntries?.lookup(q.qname) ?? null;
+    if (addresses === null) return null;
+    const type = q.question.type;
+    const ttl = this.o.zone.ttl;
+    const answers: ResourceRecord[] = [];
+    for (const address of addresses) {
+      const v6 = address.includes(':');
+      if ((type === Type.A || type === Type.ANY) && !v6) answers.push({ name: q.qname, type: Type.A, class: Class.IN, ttl, data: { address } });
+      if ((type === Type.AAAA || type === Type.ANY) && v6) answers.push({ name: q.qname, type: Type.AAAA, class: Class.IN, ttl, data: { address } });
+    }
+    return { message: reply(Rcode.NOERROR, { aa: true, answers }), cacheable: true, group: SERVICE_ENTRY_GROUP, tag: SYSTEM_TAG.auth };
   }
 
   private reverse(q: Query): Answer | Promise<Answer> {

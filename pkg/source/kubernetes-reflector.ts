@@ -24,8 +24,8 @@ export interface ReflectorOptions {
   kind: string;
   /** Its first list does not hold the source's first sync. */
   optional?: boolean;
-  /** Collection path, e.g. /api/v1/services. */
-  path: string;
+  /** Collection paths, e.g. [/api/v1/services]: the first the server serves is used (a CRD's versions, newest first). */
+  paths: readonly string[];
   fieldSelector?: string;
   client: KubeClient;
   log: Logger;
@@ -96,6 +96,8 @@ export class Reflector {
   private readonly backoff: Backoff;
   private readonly stopper = new AbortController();
   private resourceVersion = '';
+  /** Which of o.paths is in use. */
+  private pathIndex = 0;
   private listedOnce = false;
   private problem: string | null = null;
   private sleepTimer: NodeJS.Timeout | null = null;
@@ -175,7 +177,7 @@ export class Reflector {
   private query(extra: Record<string, string>): string {
     const q = new URLSearchParams(extra);
     if (this.o.fieldSelector) q.set('fieldSelector', this.o.fieldSelector);
-    return `${this.o.path}?${q}`;
+    return `${this.o.paths[this.pathIndex]}?${q}`;
   }
 
   /** A full list, page by page, diffed against what was known. */
@@ -186,7 +188,7 @@ export class Reflector {
     do {
       const q: Record<string, string> = { limit: String(this.o.pageSize) };
       if (cont) q.continue = cont;
-      const page = JSON.parse(await this.listPage(this.query(q))) as { metadata?: { resourceVersion?: string; continue?: string }; items?: KubeObject[] };
+      const page = JSON.parse(await this.listPageOfAnyVersion(q)) as { metadata?: { resourceVersion?: string; continue?: string }; items?: KubeObject[] };
       for (const item of page.items ?? []) {
         const change = relist.item(item);
         if (change) this.o.onChange(change, item, false);
@@ -208,6 +210,26 @@ export class Reflector {
     if (!this.listedOnce) {
       this.listedOnce = true;
       this.o.onListed();
+    }
+  }
+
+  /**
+   * A list page from the first path the server serves: a 404 moves on to the next (an older version
+   * of a CRD); when none is served, the error says so and the next try starts from the newest.
+   */
+  private async listPageOfAnyVersion(q: Record<string, string>): Promise<string> {
+    for (;;) {
+      try {
+        return await this.listPage(this.query(q));
+      } catch (e) {
+        if (!(e instanceof HttpStatusError) || e.status !== 404 || q.continue) throw e;
+        if (this.pathIndex + 1 < this.o.paths.length) {
+          this.pathIndex++;
+          continue;
+        }
+        this.pathIndex = 0;
+        throw new HttpStatusError(404, `not served by the API server (${this.o.paths.join(', ')}): is its CRD installed?`);
+      }
     }
   }
 

@@ -13,7 +13,7 @@ import type { KubeClient, KubeConnectionOptions } from './kubernetes-client.ts';
 import type { Change } from './kubernetes-known.ts';
 import { Reflector } from './kubernetes-reflector.ts';
 import type { RestartReason } from './kubernetes-reflector.ts';
-import { collectionPath, describeWatch } from './source.ts';
+import { collectionPaths, describeWatch } from './source.ts';
 import type { KubeObject, Source, SourceSink, Watch } from './source.ts';
 
 export interface KubernetesSourceOptions {
@@ -124,7 +124,7 @@ export class KubernetesSource implements Source {
         ...common,
         kind: w.kind.kind,
         optional: w.kind.optional,
-        path: collectionPath(w),
+        paths: collectionPaths(w),
         fieldSelector: w.fieldSelector,
         log: this.log,
         onChange: (change, o, watched) => this.change(w.kind.kind, change, o, watched),

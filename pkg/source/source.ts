@@ -8,6 +8,8 @@ export interface WatchedKind {
   kind: string;
   /** The API group's path: `/api/v1` for core, `/apis/<group>/<version>` otherwise. */
   api: string;
+  /** Older versions to try in turn while the server does not serve `api` (404), e.g. a CRD's. */
+  fallbackApis?: readonly string[];
   /** The resource's plural name in URLs (services, endpointslices). */
   resource: string;
   /** The zone can do without it: its first list never holds the first sync (readiness). */
@@ -25,10 +27,15 @@ export interface Watch {
   why?: string;
 }
 
-/** The collection a watch lists, e.g. /api/v1/services or /api/v1/namespaces/kube-system/configmaps. */
-export function collectionPath(w: Watch): string {
+/** The collection a watch lists, e.g. /api/v1/services or /api/v1/namespaces/kube-system/configmaps; `api` another version's path. */
+export function collectionPath(w: Watch, api = w.kind.api): string {
   const ns = w.namespace ? `/namespaces/${encodeURIComponent(w.namespace)}` : '';
-  return `${w.kind.api}${ns}/${w.kind.resource}`;
+  return `${api}${ns}/${w.kind.resource}`;
+}
+
+/** Every collection path a watch may list, the preferred version first. */
+export function collectionPaths(w: Watch): string[] {
+  return [w.kind.api, ...(w.kind.fallbackApis ?? [])].map((api) => collectionPath(w, api));
 }
 
 /** One line for logs: what a watch reads. */

@@ -88,6 +88,32 @@ t.test('round robin: a headless service\'s addresses start one further on per re
   t.equal(new Set(fixed).size, 1, 'one order with --round-robin=false');
 });
 
+t.test('--service-entries: the hosts of ServiceEntries in the cluster file answer; Services win; other types NODATA; edits followed', async (t) => {
+  const entry = (addresses: string) => `apiVersion: networking.istio.io/v1alpha3
+kind: ServiceEntry
+metadata:
+  name: external-svc-serviceentry
+spec:
+  hosts: ['*.test.global', 'web.default.svc.cluster.local', 'ghost.default.svc.cluster.local']
+  addresses: [${addresses}]
+  ports: [{number: 8080, name: http1, protocol: HTTP}]
+  location: MESH_INTERNAL
+  resolution: DNS
+  endpoints: [{address: 47.111.38.80, ports: {http1: 15443}}]`;
+  const kd = await startKubeDns(t, { clusterYaml: yamlDocs(web, entry('127.255.0.2')), args: ['--service-entries'] });
+  for (const name of ['service1.test.global', 'service2.test.global']) t.same(answers(await dig(kd.dnsPort, name)), ['127.255.0.2'], name);
+  const aaaa = await dig(kd.dnsPort, 'service1.test.global', 'AAAA');
+  t.same([aaaa.status, aaaa.answer.length], ['NOERROR', 0], 'AAAA of a name that exists: NODATA');
+  t.same((await dig(kd.dnsPort, 'test.global', 'A', ['+time=1', '+tries=1']).catch(() => ({ answer: [] }))).answer, [], 'the wildcard does not name its suffix');
+  t.same(answers(await dig(kd.dnsPort, 'web.default.svc.cluster.local')), ['10.96.0.5'], 'a Service wins over a ServiceEntry');
+  t.same(answers(await dig(kd.dnsPort, 'ghost.default.svc.cluster.local')), ['127.255.0.2'], 'a cluster name no Service holds');
+  t.match(await metrics(kd.httpPort), /^kubedns_service_entries\{kind="entries"\} 1$/m);
+  writeFileSync(kd.clusterFile, yamlDocs(web, entry('127.255.0.7')));
+  await eventually(async () => answers(await dig(kd.dnsPort, 'service1.test.global')).join() === '127.255.0.7', 'the edit, served (the cached answer dropped)', 3000);
+  const off = await startKubeDns(t, { clusterYaml: yamlDocs(web, entry('127.255.0.2')) });
+  t.not(answers(await dig(off.dnsPort, 'service1.test.global', 'A', ['+time=1', '+tries=1'])).join(), '127.255.0.2', 'off by default');
+});
+
 t.test('hostile packets at the running binary: counted, and answers keep coming', async (t) => {
   const kd = await startKubeDns(t, { clusterYaml: yamlDocs(web) });
   const sock = createSocket('udp4');

@@ -152,7 +152,7 @@ t.test('watch events split across chunks and packed several to a chunk are each 
   const four = new Promise<void>((resolve) => (done = resolve));
   const r = new Reflector({
     kind: 'Service',
-    path: '/api/v1/services',
+    paths: ['/api/v1/services'],
     client,
     log: createLogger('test-reflector'),
     pageSize: 500,
@@ -201,7 +201,7 @@ async function reflect(t: Test, port: number, silentWatchMs = 60_000): Promise<{
   const calls: string[] = [];
   const reflector = new Reflector({
     kind: 'Service',
-    path: '/api/v1/services',
+    paths: ['/api/v1/services'],
     client,
     log: createLogger('test-reflector'),
     pageSize: 500,
