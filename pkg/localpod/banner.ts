@@ -22,6 +22,7 @@ export function bannerText(o: LocalPodOptions): string {
     `  ${dig} _postgres._tcp.db.default.svc.${CLUSTER_DOMAIN} SRV`,
     `  ${dig} web.default.svc.${CLUSTER_DOMAIN} AAAA`,
     `  ${dig} -x 10.96.0.10`,
+    `  ${dig} service1.test.global                  (an Istio ServiceEntry host, answered by kube-dns)`,
     `  ${dig} hits.bind CH TXT                  (dnscache's statistics, as the sidecar reads them)`,
     `  ${http(o.sidecarPort, '/healthcheck/kubedns')}`,
     `  ${http(o.sidecarPort, '/metrics')}                 (kubedns_dnsmasq_hits, kubedns_probe_*)`,

@@ -35,6 +35,9 @@ export interface ProgramPlan {
   args: string[];
 }
 
+/** The domain of the example's ServiceEntry hosts, sent to kube-dns like the cluster domain. */
+export const SERVICE_ENTRY_DOMAIN = 'global';
+
 /** How the config dir is polled by kube-dns and the nanny: edits show within a second. */
 const CONFIG_PERIOD = '1s';
 
@@ -48,6 +51,8 @@ export function kubeDnsArgs(o: LocalPodOptions): string[] {
     `--http-bind-address=${LOOPBACK}`,
     `--healthz-port=${o.healthzPort}`,
     `--resolv-conf=${o.resolvConf}`,
+    // The example's ServiceEntry (document 003's *.test.global) answered by kube-dns itself.
+    '--service-entries',
     `--v=${o.verbosity}`,
   ];
 }
@@ -74,6 +79,8 @@ export function nannyArgs(o: LocalPodOptions): string[] {
     `--server=/${CLUSTER_DOMAIN}/${kubedns}`,
     `--server=/in-addr.arpa/${kubedns}`,
     `--server=/ip6.arpa/${kubedns}`,
+    // In a cluster: stubDomains {"global": ["<kube-dns address>"]} in the kube-dns ConfigMap.
+    `--server=/${SERVICE_ENTRY_DOMAIN}/${kubedns}`,
   ];
 }
 

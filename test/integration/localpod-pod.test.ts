@@ -31,6 +31,12 @@ t.test('one pod, asked through its client port', async (t) => {
     t.match(nx.authority[0]?.data ?? '', /^ns\.dns\.cluster\.local\. /, "kube-dns's SOA came through");
   });
 
+  t.test('the example ServiceEntry host through dnscache, answered by kube-dns (--service-entries)', async (t) => {
+    t.same(answers(await dig(ports.dns, 'service1.test.global'), 'A'), ['127.255.0.2']);
+    const aaaa = await dig(ports.dns, 'service2.test.global', 'AAAA');
+    t.same([aaaa.status, aaaa.answer.length], ['NOERROR', 0], 'NODATA for the other family');
+  });
+
   t.test('the banner says what listens where and what to try; every line says whose it is', async (t) => {
     const out = pod.program.output();
     for (const [port, what] of [
