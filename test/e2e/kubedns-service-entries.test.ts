@@ -1,7 +1,9 @@
 // Istio ServiceEntries on a real kube-apiserver: kube-dns --service-entries with the kube-dns token
 // (bound by manifests/rbac.yaml and manifests/optional/rbac-service-entries.yaml) starts ready while
 // the CRD is not installed, picks the kind up once a minimal ServiceEntry CRD (networking.istio.io,
-// v1alpha3 only: the reflector falls back from v1) appears, and follows creates, updates and deletes.
+// v1alpha3 only: the reflector falls back from v1) appears, and follows creates, updates and deletes;
+// and the whole pod, run from the manifest with --service-entries and a stubDomains entry for the
+// domain, answers a pod's question through dnscache.
 
 import t from 'tap';
 import { startCluster } from './harness/cluster.ts';
@@ -9,6 +11,8 @@ import { e2eCanRun } from './harness/gate.ts';
 import { answers, dig } from '../helpers/dig.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startKubeDns } from '../helpers/kubedns.ts';
+import { runPodLocally } from './harness/local-pod.ts';
+import { only, readManifest } from './harness/manifests.ts';
 
 const CRD = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -60,4 +64,25 @@ t.test('ServiceEntries from a real API server: ready without the CRD, served onc
   await within('127.255.0.3', 'an update');
   t.equal((await cluster.request('DELETE', '/apis/networking.istio.io/v1alpha3/namespaces/default/serviceentries/external-svc-serviceentry')).status, 200);
   await within('', 'a delete');
+});
+
+t.test('the whole pod from the manifest: a ServiceEntry host through dnscache, sent to kube-dns by one stubDomains entry', async (t) => {
+  if (!e2eCanRun(t)) return;
+  const cluster = await startCluster(t);
+  await cluster.apply(CRD);
+  await eventually(async () => (await cluster.request('GET', '/apis/networking.istio.io/v1alpha3/serviceentries')).status === 200, 'the CRD served', 20_000);
+  await cluster.apply(entry('127.255.0.2'));
+  const deployment = only(readManifest('kube-dns.yaml', { domain: 'cluster.local', server: '10.0.0.10', memoryLimit: '256Mi' }), 'Deployment', 'kube-dns');
+  const pod = await runPodLocally(t, deployment.spec.template.spec, {
+    kubeconfig: cluster.kubeconfig(cluster.kubeDnsToken),
+    extraArgs: { 'kube-dns': ['--service-entries'] },
+    // In a cluster: kube-dns's Service address. Locally: its DNS port, moved like the manifest's.
+    configMaps: { 'kube-dns': { stubDomains: '{"global": ["127.0.0.1:10053"]}' } },
+  });
+  const dns = pod.port(53);
+  // dig fails outright while dnscache is still starting.
+  const first = () => dig(dns, 'service1.test.global', 'A', ['+time=1', '+tries=1']).then((r) => answers(r).join(), () => '');
+  await eventually(async () => (await first()) === '127.255.0.2', 'service1.test.global through dnscache', 30_000);
+  const aaaa = await dig(dns, 'service2.test.global', 'AAAA');
+  t.same([aaaa.status, aaaa.answer.length], ['NOERROR', 0], 'NODATA for the other family, through dnscache');
 });

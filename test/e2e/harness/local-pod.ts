@@ -1,6 +1,6 @@
 // Runs the containers of a manifest's pod template as local processes of our programs, with the
 // manifest's own args and env, moved onto loopback: every declared containerPort becomes a free local
-// port (rewritten wherever the args name it: `=10053`, `:53,`, `#10053`), every volume a temp dir (its
+// port (rewritten wherever the args or a ConfigMap's files name it: `=10053`, `:53,`, `#10053`), every volume a temp dir (its
 // mountPath rewritten in the args; /tmp becomes TMPDIR), and the program defaults the manifest relies on
 // (kube-dns --healthz-port, the nanny's -metricsAddress and -kubednsServer, dnscache's --port, the
 // sidecar's --prometheus-port) are passed explicitly with their moved ports. Only the API credentials
@@ -23,6 +23,8 @@ export interface LocalPodOptions {
   kubeconfig: string;
   /** Files of each configMap volume, by ConfigMap name (absent: an empty directory). */
   configMaps?: Record<string, Record<string, string>>;
+  /** More args for a program, by program name (a flag the manifest leaves off, e.g. kube-dns --service-entries). */
+  extraArgs?: Record<string, string[]>;
 }
 
 export interface LocalPod {
@@ -52,6 +54,9 @@ export async function runPodLocally(t: Test, spec: any, o: LocalPodOptions): Pro
     return local;
   };
 
+  /** A text with every containerPort it names after `=`, `:` or `#` moved to its local port. */
+  const movePorts = (text: string): string => text.replace(/(?<=[=:#])(\d+)(?!\d)/g, (n) => (ports.has(Number(n)) ? String(ports.get(Number(n))) : n));
+
   const dirs: string[] = [];
   // Registered before the programs start, so it runs after their teardowns have stopped them.
   t.teardown(() => {
@@ -61,7 +66,7 @@ export async function runPodLocally(t: Test, spec: any, o: LocalPodOptions): Pro
   for (const v of spec.volumes ?? []) {
     const dir = mkdtempSync(join(tmpdir(), `kdt-pod-${v.name}-`));
     dirs.push(dir);
-    if (v.configMap) for (const [k, text] of Object.entries(o.configMaps?.[v.configMap.name] ?? {})) writeFileSync(join(dir, k), text);
+    if (v.configMap) for (const [k, text] of Object.entries(o.configMaps?.[v.configMap.name] ?? {})) writeFileSync(join(dir, k), movePorts(text));
     else if (!v.emptyDir) throw new Error(`volume ${v.name}: only configMap and emptyDir are run locally`);
     volumes.set(v.name, dir);
   }
@@ -77,7 +82,7 @@ export async function runPodLocally(t: Test, spec: any, o: LocalPodOptions): Pro
     mounts.sort((a, b) => b[0].length - a[0].length);
     const local = (arg: string): string => {
       for (const [path, dir] of mounts) if (arg.includes(path)) return arg.replace(path, dir);
-      return arg.replace(/(?<=[=:#])(\d+)(?!\d)/g, (n) => (ports.has(Number(n)) ? String(ports.get(Number(n))) : n));
+      return movePorts(arg);
     };
     let args: string[] = (c.args ?? []).map(local);
     const env: NodeJS.ProcessEnv = {};
@@ -86,6 +91,7 @@ export async function runPodLocally(t: Test, spec: any, o: LocalPodOptions): Pro
     if (tmp) env.TMPDIR = tmp[1];
 
     const program = programOf(c.image);
+    args.push(...(o.extraArgs?.[program] ?? []));
     if (program === 'kube-dns') {
       args.push('--dns-bind-address=127.0.0.1', '--http-bind-address=127.0.0.1', `--healthz-port=${port(kubeDnsFlags['healthz-port'].default)}`, `--kubecfg-file=${o.kubeconfig}`, `--resolv-conf=${noUpstreams}`);
     } else if (program === 'dnsmasq-nanny') {
