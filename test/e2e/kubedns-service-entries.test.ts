@@ -54,16 +54,24 @@ t.test('ServiceEntries from a real API server: ready without the CRD, served onc
   t.match(kd.program.output(), /watching=".*ServiceEntries networking\.istio\.io/, 'listed and watched from the start');
   t.notMatch(kd.program.output(), /forbidden/i, 'the optional RBAC lets the kube-dns identity read them');
 
-  const within = async (want: string, what: string) => {
+  const within = async (name: string, want: string, what: string) => {
     const started = Date.now();
-    await eventually(async () => answers(await dig(kd.dnsPort, 'service1.test.global', 'A', ['+time=1', '+tries=1'])).join() === want, what, 5000);
+    await eventually(async () => answers(await dig(kd.dnsPort, name, 'A', ['+time=1', '+tries=1'])).join() === want, what, 5000);
     const ms = Date.now() - started;
     t.ok(ms < 1000, `${what} within 1 s (${ms} ms)`);
   };
+  await cluster.apply(`apiVersion: networking.istio.io/v1alpha3
+kind: ServiceEntry
+metadata: { name: db-vm, namespace: default }
+spec:
+  hosts: [db.vm.global]
+  resolution: STATIC
+  endpoints: [{ address: 192.0.2.41 }]`);
+  await within('db.vm.global', '192.0.2.41', 'a create');
   await cluster.apply(entry('127.255.0.3'));
-  await within('127.255.0.3', 'an update');
+  await within('service1.test.global', '127.255.0.3', 'an update');
   t.equal((await cluster.request('DELETE', '/apis/networking.istio.io/v1alpha3/namespaces/default/serviceentries/external-svc-serviceentry')).status, 200);
-  await within('', 'a delete');
+  await within('service1.test.global', '', 'a delete');
 });
 
 t.test('the whole pod from the manifest: a ServiceEntry host through dnscache, sent to kube-dns by one stubDomains entry', async (t) => {
