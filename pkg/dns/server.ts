@@ -244,15 +244,16 @@ export class DnsServer {
 
   // Waiting for quiet as well as for the queries in flight: datagrams still queued when the socket
   // closes are lost, and with a successor on the port (SO_REUSEPORT) the kernel keeps a client's
-  // flow on this socket until it closes, so a busy client is served here until the drain ends.
+  // flow on this socket until it closes, so a busy client is served here until the drain ends. Each
+  // wait ends with a poll phase (setImmediate runs after it): what arrived while the process was not
+  // running is read then, and the sockets close microseconds after the kernel's queue was found empty.
   private async drain(drainMs: number): Promise<void> {
     const until = performance.now() + drainMs;
     for (;;) {
-      const left = until - performance.now();
-      if (left <= 0) return;
       const seen = this.stats.queries;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(QUIET_MS, left)));
-      if (this.stats.queries === seen && this.inflight === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(QUIET_MS, until - performance.now()))));
+      await new Promise((resolve) => setImmediate(resolve));
+      if ((this.stats.queries === seen && this.inflight === 0) || performance.now() >= until) return;
     }
   }
 
