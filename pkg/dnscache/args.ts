@@ -196,6 +196,12 @@ export function defaultConfig(): DnscacheConfig {
 }
 
 /** Throws ArgsError for an unknown option, a missing or bad value, or a stray argument. */
+/** Every option dnscache takes, for --help: its long name, its one-letter form, whether it takes a value. */
+export function optionList(): { name: string; short: string | null; value: boolean }[] {
+  const shortOf = new Map(Object.entries(shortNames).map(([s, long]) => [long, s]));
+  return Object.entries(options).map(([name, spec]) => ({ name, short: shortOf.get(name) ?? null, value: spec.kind === 'value' }));
+}
+
 export function parseArgs(argv: readonly string[]): DnscacheConfig {
   const c = defaultConfig();
   for (let i = 0; i < argv.length; i++) {

@@ -179,6 +179,19 @@ t.test('unknown options exit 2 naming the option', async (t) => {
   }
 });
 
+t.test('--help (-w) lists the options and --version (-v) says what runs, both exit 0, as dnsmasq\'s do', async (t) => {
+  for (const arg of ['--help', '-w']) {
+    const p = startProgram(t, 'dnscache', [arg]);
+    t.equal(await p.exited, 0, arg);
+    for (const o of ['-p, --port=<value>', '--cache-bytes=<value>', '--reuse-port', '--no-round-robin']) t.match(p.output(), o, `${arg} lists ${o}`);
+  }
+  for (const arg of ['--version', '-v']) {
+    const p = startProgram(t, 'dnscache', [arg]);
+    t.equal(await p.exited, 0, arg);
+    t.match(p.output(), /^dnscache version \d+\.\d+\.\d+ /, arg);
+  }
+});
+
 t.test('--pid-file is written; SIGTERM exits 0 and removes it', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'kdt-dnscache-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
