@@ -16,7 +16,7 @@ export const kubeDnsFlags = defineFlags({
   'dns-port': { type: 'int', default: 53, help: 'port to serve DNS on (UDP and TCP)', validate: (v) => (v >= 0 && v <= 65535 ? undefined : 'must be 0-65535') },
   'healthz-port': { type: 'int', default: 8081, help: 'port for /readiness, /healthz, /cache and /metrics', validate: (v) => (v >= 0 && v <= 65535 ? undefined : 'must be 0-65535') },
   'http-bind-address': { type: 'string', default: '0.0.0.0', help: 'address for the HTTP endpoints' },
-  nameservers: { type: 'stringList', default: [], help: 'upstream servers ip[:port],... used when the config has no upstreamNameservers (default: /etc/resolv.conf)' },
+  nameservers: { type: 'stringList', default: [], help: 'upstream servers ip[:port],... used when the config has no upstreamNameservers (else the resolv.conf)' },
   'resolv-conf': { type: 'string', default: '/etc/resolv.conf', help: 'resolv.conf read for upstream servers when none are configured' },
   'kubecfg-file': { type: 'string', default: '', help: 'kubeconfig file for the Kubernetes API (neither this nor --kube-master-url: the in-cluster service account)' },
   'kube-master-url': { type: 'string', default: '', help: 'URL of the Kubernetes API server, $VARS expanded; overrides the kubeconfig server (alone: no credentials)' },

@@ -12,7 +12,7 @@ const spec = defineFlags({
   'dns-port': { type: 'int', default: 53, help: 'port to serve DNS on' },
   'config-dir': { type: 'string', default: '', help: 'directory to poll for config files' },
 });
-const { values, rest } = parseOrExit(spec, process.argv.slice(1), { program: 'kube-dns', usage: 'Serves cluster DNS.' });
+const { values, rest } = parseOrExit(spec, process.argv.slice(1), { program: 'kube-dns', usage: 'kube-dns [flags]: serves cluster DNS.' });
 process.stdout.write(JSON.stringify({ port: values['dns-port'], dir: values['config-dir'], v: values.v, rest }));
 `;
 
@@ -50,11 +50,11 @@ t.test('--help prints every flag with default and help to stdout, status 0', asy
   for (const h of ['--help', '-h']) {
     const r = run(h);
     t.equal(r.status, 0, h);
-    t.match(r.stdout, /^Usage: kube-dns \[flags\]\nServes cluster DNS\./);
+    t.match(r.stdout, /^Usage: kube-dns \[flags\]: serves cluster DNS\.\n/);
     t.match(r.stdout, /--dns-port int +port to serve DNS on \(default 53\)/);
-    t.match(r.stdout, /--config-dir string +directory to poll for config files \(default ""\)/);
+    t.match(r.stdout, /--config-dir string +directory to poll for config files\n/, 'no empty default');
     t.match(r.stdout, /--v int +log verbosity.*\(default 0\)/);
-    t.match(r.stdout, /--vmodule string/);
+    t.match(r.stdout, /ignored:\n.*--vmodule/, "klog's flags listed as ignored");
     t.equal(r.stderr, '');
   }
 });
