@@ -1,0 +1,61 @@
+// The monitoring rules against what the programs really export: the whole pod from
+// manifests/kube-dns.yaml on a real kube-apiserver, every program scraped, every metric the alerting
+// rules name found among them; and promtool's metrics lint on each program's /metrics, where only the
+// original's names and prom-client's Node.js defaults may be flagged.
+
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import t from 'tap';
+import { parse } from 'yaml';
+import { startCluster } from './harness/cluster.ts';
+import { e2eCanRun } from './harness/gate.ts';
+import { runPodLocally } from './harness/local-pod.ts';
+import { only, readManifest } from './harness/manifests.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { repoRoot } from '../helpers/process.ts';
+import { promtoolBin, promtoolCanRun } from '../monitoring/promtool.ts';
+
+/** Where each program serves /metrics in the manifest: kube-dns (PROMETHEUS_PORT), the nanny, the sidecar. */
+const METRICS_PORTS = { 'kube-dns': 10055, 'dnsmasq-nanny': 10056, sidecar: 10054 };
+const PROMQL_WORDS = new Set(['sum', 'by', 'rate', 'increase', 'or', 'and', 'without', 'on', 'ignoring']);
+
+/** Metric names an expression reads: identifiers followed by a selector, a range, or a comparison. */
+function metricNames(expr: string): string[] {
+  return [...expr.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)(?=\s*(\{|\[|==|>|<))/g)].map((m) => m[1]).filter((n) => !PROMQL_WORDS.has(n));
+}
+
+t.test('the pod\'s /metrics: every metric the alerts name is exported; promtool\'s lint on each program', async (t) => {
+  if (!e2eCanRun(t) || !promtoolCanRun(t)) return;
+  const cluster = await startCluster(t);
+  const deployment = only(readManifest('kube-dns.yaml', { domain: 'cluster.local', server: '10.0.0.10', memoryLimit: '256Mi' }), 'Deployment', 'kube-dns');
+  const pod = await runPodLocally(t, deployment.spec.template.spec, { kubeconfig: cluster.kubeconfig(cluster.kubeDnsToken) });
+  const scrapes = new Map<string, string>();
+  for (const [program, port] of Object.entries(METRICS_PORTS)) {
+    const url = `http://127.0.0.1:${pod.port(port)}/metrics`;
+    // The sidecar's probe metrics appear once it has probed.
+    await eventually(async () => (await fetch(url).then((r) => r.text(), () => '')).includes('# TYPE'), `${program} /metrics`, 30_000);
+    await eventually(async () => program !== 'sidecar' || /kubedns_probe_dnsmasq_up 1/.test(await (await fetch(url)).text()), 'the sidecar probed', 30_000);
+    scrapes.set(program, await (await fetch(url)).text());
+  }
+  const exported = new Set<string>();
+  for (const text of scrapes.values()) for (const m of text.matchAll(/^# TYPE (\S+) /gm)) exported.add(m[1]);
+
+  const rules = parse(readFileSync(`${repoRoot}manifests/monitoring/alerts.yaml`, 'utf8')) as { groups: { rules: { alert: string; expr: string }[] }[] };
+  for (const rule of rules.groups.flatMap((g) => g.rules)) {
+    for (const name of metricNames(rule.expr)) t.ok(exported.has(name), `${rule.alert}: ${name} is exported`);
+  }
+
+  for (const [program, text] of scrapes) {
+    const lint = await new Promise<string>((resolve) => {
+      const child = execFile(promtoolBin(), ['check', 'metrics'], (_err, stdout, stderr) => resolve(`${stdout}${stderr}`));
+      child.stdin!.end(text);
+    });
+    const findings = lint.split('\n').filter((l) => l.trim() !== '');
+    t.comment(`promtool check metrics, ${program}: ${findings.length} finding(s)`);
+    // Kept as they are: the original's names (dashboards read them) and prom-client's Node.js defaults.
+    for (const f of findings) t.match(f, KEPT_NAMES, `${program}: ${f}`);
+  }
+});
+
+/** Names promtool's lint flags that stay: the original sidecar's, and prom-client's process defaults. */
+const KEPT_NAMES = /^(kubedns_dnsmasq_(errors|evictions|hits|insertions|max_size|misses)|kubedns_probe_\w+_(errors|latency_ms)|nodejs_active_(handles|requests|resources)_total) /;
