@@ -1,4 +1,4 @@
-// The monitoring rules against what the programs really export: the whole pod from
+// The alerting rules and the dashboard against what the programs really export: the whole pod from
 // manifests/kube-dns.yaml on a real kube-apiserver, every program scraped, every metric the alerting
 // rules name found among them; and promtool's metrics lint on each program's /metrics, where only the
 // original's names and prom-client's Node.js defaults may be flagged.
@@ -24,7 +24,7 @@ function metricNames(expr: string): string[] {
   return [...expr.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)(?=\s*(\{|\[|==|>|<))/g)].map((m) => m[1]).filter((n) => !PROMQL_WORDS.has(n));
 }
 
-t.test('the pod\'s /metrics: every metric the alerts name is exported; promtool\'s lint on each program', async (t) => {
+t.test('the pod\'s /metrics: every metric the alerts and the dashboard name is exported; promtool\'s lint on each program', async (t) => {
   if (!e2eCanRun(t) || !promtoolCanRun(t)) return;
   const cluster = await startCluster(t);
   const deployment = only(readManifest('kube-dns.yaml', { domain: 'cluster.local', server: '10.0.0.10', memoryLimit: '256Mi' }), 'Deployment', 'kube-dns');
@@ -44,6 +44,16 @@ t.test('the pod\'s /metrics: every metric the alerts name is exported; promtool\
   for (const rule of rules.groups.flatMap((g) => g.rules)) {
     for (const name of metricNames(rule.expr)) t.ok(exported.has(name), `${rule.alert}: ${name} is exported`);
   }
+  const dashboard = JSON.parse(readFileSync(`${repoRoot}manifests/monitoring/dashboard.json`, 'utf8')) as { panels: { title: string; targets: { expr: string }[] }[] };
+  let exprs = 0;
+  for (const panel of dashboard.panels) {
+    for (const { expr } of panel.targets) {
+      exprs++;
+      // A histogram's series are its name with _bucket, _sum or _count.
+      for (const name of metricNames(expr)) t.ok(exported.has(name.replace(/_(bucket|sum|count)$/, '')) || exported.has(name), `dashboard "${panel.title}": ${name} is exported`);
+    }
+  }
+  t.ok(exprs >= 10, `the dashboard's ${exprs} expressions checked`);
 
   for (const [program, text] of scrapes) {
     const lint = await new Promise<string>((resolve) => {
