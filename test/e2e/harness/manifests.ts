@@ -31,10 +31,15 @@ export function substitute(text: string, v: PlaceholderValues): string {
 }
 
 /** Every .yaml file under manifests/, relative to it, sorted. */
+/** Not Kubernetes objects: Prometheus rules, their tests and a dashboard (test/unit/monitoring-rules.test.ts). */
+const NOT_OBJECTS = new Set(['monitoring']);
+
+/** Every file of Kubernetes objects under manifests/, relative to it, sorted. */
 export function manifestFiles(dir = manifestsDir): string[] {
   const out: string[] = [];
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
+    if (dir === manifestsDir && NOT_OBJECTS.has(name)) continue;
     if (statSync(path).isDirectory()) out.push(...manifestFiles(path).map((f) => join(name, f)));
     else if (name.endsWith('.yaml')) out.push(name);
   }
