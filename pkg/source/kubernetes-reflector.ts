@@ -87,6 +87,16 @@ function statusMessage(status: number, body: string): string {
   return `HTTP ${status}`;
 }
 
+interface RequestGuard {
+  signal: AbortSignal;
+  /** The silence limit passed and aborted the request. */
+  silent: boolean;
+  /** Bytes arrived. */
+  poke(): void;
+  abort(): void;
+  dispose(): void;
+}
+
 export class Reflector {
   readonly kind: string;
   readonly optional: boolean;
@@ -233,49 +243,60 @@ export class Reflector {
     }
   }
 
-  /** One list request's body; given up (thrown) when no byte comes for the list silence limit. */
-  private async listPage(path: string): Promise<string> {
+  /**
+   * The abort signal of one request: aborted when the reflector stops, when `limitMs` pass with no
+   * byte (then `silent` is true), or by `abort()`. `dispose()` when the request is over.
+   */
+  private guard(limitMs: number): RequestGuard {
     const abort = new AbortController();
     const onStop = (): void => abort.abort();
     this.stopper.signal.addEventListener('abort', onStop, { once: true });
-    const limitMs = Math.min(this.o.silentWatchMs, LIST_SILENCE_MS);
-    let silent = false;
+    const g: RequestGuard = {
+      signal: abort.signal,
+      silent: false,
+      poke: () => watchdog.poke(),
+      abort: () => abort.abort(),
+      dispose: () => {
+        watchdog.stop();
+        abort.abort();
+        this.stopper.signal.removeEventListener('abort', onStop);
+      },
+    };
     const watchdog = new SilenceWatchdog(limitMs, () => {
-      silent = true;
+      g.silent = true;
       abort.abort();
     });
     watchdog.start();
+    return g;
+  }
+
+  /** One list request's body; given up (thrown) when no byte comes for the list silence limit. */
+  private async listPage(path: string): Promise<string> {
+    const limitMs = Math.min(this.o.silentWatchMs, LIST_SILENCE_MS);
+    const g = this.guard(limitMs);
     try {
-      const res = await this.o.client.get(path, abort.signal);
-      const body = await readBody(res, () => watchdog.poke());
+      const res = await this.o.client.get(path, g.signal);
+      const body = await readBody(res, g.poke);
       if (res.statusCode !== 200) throw new HttpStatusError(res.statusCode ?? 0, statusMessage(res.statusCode ?? 0, body));
       return body;
     } catch (e) {
-      if (silent) throw new Error(`list request got no byte for ${limitMs / 1000}s`, { cause: e });
+      if (g.silent) throw new Error(`list request got no byte for ${limitMs / 1000}s`, { cause: e });
       throw e;
     } finally {
-      watchdog.stop();
-      this.stopper.signal.removeEventListener('abort', onStop);
+      g.dispose();
     }
   }
 
   /** One watch request, until it ends; says why it ended. Throws on errors. */
   private async watch(): Promise<RestartReason> {
-    const abort = new AbortController();
-    const onStop = (): void => abort.abort();
-    this.stopper.signal.addEventListener('abort', onStop, { once: true });
-    let ended: RestartReason | null = null;
-    const watchdog = new SilenceWatchdog(this.o.silentWatchMs, () => {
-      ended = 'silent';
-      abort.abort();
-    });
-    watchdog.start();
+    const g = this.guard(this.o.silentWatchMs);
+    let expired = false;
     try {
       // The server ends a healthy watch after timeoutSeconds, so a watch silent for twice that is dead.
       const timeoutSeconds = Math.max(1, Math.floor(this.o.silentWatchMs / 2000));
       const res = await this.o.client.get(
         this.query({ watch: '1', resourceVersion: this.resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds: String(timeoutSeconds) }),
-        abort.signal,
+        g.signal,
       );
       if (res.statusCode === 410) {
         res.resume();
@@ -290,7 +311,7 @@ export class Reflector {
       let rest = '';
       let events = 0;
       for await (const chunk of res) {
-        watchdog.poke();
+        g.poke();
         rest += chunk as string;
         // Lines are cut out by index and the unfinished tail kept once per chunk: slicing the rest
         // after every line would copy a burst of N events N times.
@@ -305,8 +326,8 @@ export class Reflector {
             if (events++ === 0) this.backoff.reset();
             const outcome = this.watchEvent(JSON.parse(line) as WatchEvent);
             if (outcome === 'expired') {
-              ended = 'expired';
-              abort.abort();
+              expired = true;
+              g.abort();
               break;
             }
             changed ||= outcome === 'changed';
@@ -320,17 +341,16 @@ export class Reflector {
           }
         }
         rest = rest.slice(from);
-        if (ended) break;
+        if (expired) break;
       }
-      return ended ?? 'closed';
+      return expired ? 'expired' : g.silent ? 'silent' : 'closed';
     } catch (e) {
-      if (ended) return ended;
+      if (expired) return 'expired';
+      if (g.silent) return 'silent';
       if (this.stopped) return 'closed';
       throw e;
     } finally {
-      watchdog.stop();
-      abort.abort();
-      this.stopper.signal.removeEventListener('abort', onStop);
+      g.dispose();
     }
   }
 
