@@ -6,7 +6,7 @@ import { Type, rcodeName, typeName } from '../dns/constants.ts';
 import type { ServerObserver } from '../dns/server.ts';
 import type { AnswerCache } from '../dns/answer-cache.ts';
 import { FastHistogram } from '../metrics/histogram.ts';
-import { mirroredCounter } from '../metrics/mirror.ts';
+import { mirroredCounter, mirroredGauge } from '../metrics/mirror.ts';
 import { createSkyDnsMetrics } from './skydns-metrics.ts';
 import type { ServiceEntryCounts } from '../serviceentry/names.ts';
 
@@ -75,46 +75,23 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
   const rejected = new client.Counter({ name: 'kubedns_cluster_objects_rejected_total', help: 'Cluster objects (or parts of them) skipped because DNS cannot use them, by kind.', labelNames: ['kind'], registers: [registry] });
   let readState: () => KubeDnsState = () => ({ synced: false, services: 0, ptrs: 0, clusterIPs: 0, serial: 0, configInvalid: 0 });
   mirroredCounter(registry, { name: 'kubedns_config_invalid_updates_total', help: 'ConfigMap updates ignored because they failed validation.' }, () => [[{}, readState().configInvalid]]);
-  const synced = new client.Gauge({ name: 'kubedns_synced', help: '1 once the first full view of the cluster has been loaded.', registers: [registry], collect() { synced.set(readState().synced ? 1 : 0); } });
-  const records = new client.Gauge({
-    name: 'kubedns_records',
-    help: 'What the zone holds: services, reverse (PTR) addresses, cluster IPs.',
-    labelNames: ['kind'],
-    registers: [registry],
-    collect() {
-      const s = readState();
-      records.set({ kind: 'services' }, s.services);
-      records.set({ kind: 'ptr' }, s.ptrs);
-      records.set({ kind: 'cluster_ip' }, s.clusterIPs);
-    },
+  mirroredGauge(registry, { name: 'kubedns_synced', help: '1 once the first full view of the cluster has been loaded.' }, () => [[{}, readState().synced ? 1 : 0]]);
+  mirroredGauge(registry, { name: 'kubedns_records', help: 'What the zone holds: services, reverse (PTR) addresses, cluster IPs.', labelNames: ['kind'] }, () => {
+    const s = readState();
+    return [
+      [{ kind: 'services' }, s.services],
+      [{ kind: 'ptr' }, s.ptrs],
+      [{ kind: 'cluster_ip' }, s.clusterIPs],
+    ];
   });
-  const serial = new client.Gauge({ name: 'kubedns_zone_serial', help: 'The SOA serial of the cluster zone (changes when records change).', registers: [registry], collect() { serial.set(readState().serial); } });
+  mirroredGauge(registry, { name: 'kubedns_zone_serial', help: 'The SOA serial of the cluster zone (changes when records change).' }, () => [[{}, readState().serial]]);
 
   let readCache: (() => AnswerCache) | null = null;
-  const cacheBytes = new client.Gauge({
-    name: 'kubedns_answer_cache_bytes',
-    help: 'Memory the pre-encoded answers are counted as taking, against kubedns_answer_cache_max_bytes (--cache-bytes).',
-    registers: [registry],
-    collect() {
-      if (readCache) cacheBytes.set(readCache().bytes);
-    },
-  });
-  const cacheMaxBytes = new client.Gauge({
-    name: 'kubedns_answer_cache_max_bytes',
-    help: 'The answer cache budget (--cache-bytes).',
-    registers: [registry],
-    collect() {
-      if (readCache) cacheMaxBytes.set(readCache().maxBytes);
-    },
-  });
-  const cacheEntries = new client.Gauge({
-    name: 'kubedns_answer_cache_entries',
-    help: 'Pre-encoded answers held.',
-    registers: [registry],
-    collect() {
-      if (readCache) cacheEntries.set(readCache().size);
-    },
-  });
+  const cacheGauge = (name: string, help: string, pick: (c: AnswerCache) => number) =>
+    mirroredGauge(registry, { name, help }, () => (readCache === null ? [] : [[{}, pick(readCache())]]));
+  cacheGauge('kubedns_answer_cache_bytes', 'Memory the pre-encoded answers are counted as taking, against kubedns_answer_cache_max_bytes (--cache-bytes).', (c) => c.bytes);
+  cacheGauge('kubedns_answer_cache_max_bytes', 'The answer cache budget (--cache-bytes).', (c) => c.maxBytes);
+  cacheGauge('kubedns_answer_cache_entries', 'Pre-encoded answers held.', (c) => c.size);
   mirroredCounter(registry, { name: 'kubedns_answer_cache_evictions_total', help: 'Pre-encoded answers pushed out to stay within --cache-bytes.' }, () =>
     readCache === null ? [] : [[{}, readCache().stats.evictions]],
   );
@@ -146,16 +123,13 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
       readCache = read;
     },
     setServiceEntryReader(read) {
-      const served: client.Gauge<string> = new client.Gauge({
-        name: 'kubedns_service_entries',
-        help: 'With --service-entries: ServiceEntries answered for (kind="entries") and the hosts they name (kind="hosts"); those skipped are counted in kubedns_cluster_objects_rejected_total{kind="ServiceEntry"}.',
-        labelNames: ['kind'],
-        registers: [registry],
-        collect() {
-          const c = read();
-          served.set({ kind: 'entries' }, c.entries);
-          served.set({ kind: 'hosts' }, c.hosts);
-        },
+      const help = 'With --service-entries: ServiceEntries answered for (kind="entries") and the hosts they name (kind="hosts"); those skipped are counted in kubedns_cluster_objects_rejected_total{kind="ServiceEntry"}.';
+      mirroredGauge(registry, { name: 'kubedns_service_entries', help, labelNames: ['kind'] }, () => {
+        const c = read();
+        return [
+          [{ kind: 'entries' }, c.entries],
+          [{ kind: 'hosts' }, c.hosts],
+        ];
       });
     },
   };

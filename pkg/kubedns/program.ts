@@ -24,7 +24,7 @@ import type { Logger } from '../log/log.ts';
 import { Resolver, SERVICE_ENTRY_GROUP } from './resolver.ts';
 import { applyUpstreams } from './upstreams.ts';
 import { createKubeDnsMetrics } from './metrics.ts';
-import type { KubeDnsMetrics } from './metrics.ts';
+import type { KubeDnsMetrics, KubeDnsState } from './metrics.ts';
 import { createHttpEndpoints } from './http.ts';
 import type { HttpEndpoints } from './http.ts';
 import type { FederationContext } from './resolver.ts';
@@ -58,11 +58,9 @@ export interface KubeDnsOptions {
   version: string;
 }
 
-export interface KubeDnsStatus {
-  synced: boolean;
-  serial: number;
-  /** Where the configuration comes from, and how many of its versions were refused. */
-  config: { from: string; invalidUpdates: number };
+/** What the metrics read (KubeDnsState), and where the configuration comes from. */
+export interface KubeDnsStatus extends KubeDnsState {
+  configFrom: string;
 }
 
 export class KubeDns {
@@ -87,7 +85,7 @@ export class KubeDns {
     this.configSync = this.makeConfigSync();
     this.config = this.configSync.current();
     const serviceEntries = o.serviceEntries ? new ServiceEntryNames() : null;
-    const kinds = serviceEntries === null ? CLUSTER_KINDS : [...CLUSTER_KINDS, this.serviceEntryKind(serviceEntries)];
+    const kinds = serviceEntries === null ? CLUSTER_KINDS : [...CLUSTER_KINDS, this.watchServiceEntries(serviceEntries)];
     this.store = new ClusterStore(
       {
         servicesChanged: (keys) => this.servicesChanged(keys),
@@ -103,7 +101,7 @@ export class KubeDns {
       kinds,
     );
     if (o.source instanceof KubernetesSource) registerKubernetesSourceMetrics(this.metrics.registry, o.source);
-    this.metrics.setStateReader(() => ({ synced: this.store.hasSynced, ...this.zone.counts(), serial: this.zone.serial, configInvalid: this.configSync.invalidUpdates }));
+    this.metrics.setStateReader(() => this.status());
     const resolver = new Resolver({
       zone: this.zone,
       federation: this.federationContext(),
@@ -157,11 +155,11 @@ export class KubeDns {
   }
 
   status(): KubeDnsStatus {
-    return { synced: this.store.hasSynced, serial: this.zone.serial, config: { from: this.configSync.describe(), invalidUpdates: this.configSync.invalidUpdates } };
+    return { synced: this.store.hasSynced, ...this.zone.counts(), serial: this.zone.serial, configInvalid: this.configSync.invalidUpdates, configFrom: this.configSync.describe() };
   }
 
   /** --service-entries: the kind, watched from the start by the API source (optional: readiness never waits for it). */
-  private serviceEntryKind(names: ServiceEntryNames): ClusterKind {
+  private watchServiceEntries(names: ServiceEntryNames): ClusterKind {
     const kind = serviceEntryKind(names, {
       changed: () => this.server?.invalidate([SERVICE_ENTRY_GROUP]),
       rejected: (problem) => {

@@ -39,3 +39,17 @@ export function mirroredCounter(registry: client.Registry, o: MirroredCounterOpt
   });
   return counter;
 }
+
+/** A gauge whose series are read from elsewhere at each scrape: every series `values()` yields is set. */
+export function mirroredGauge(registry: client.Registry, o: MirroredCounterOptions, values: () => Iterable<readonly [Labels, number]>): client.Gauge<string> {
+  const gauge: client.Gauge<string> = new client.Gauge({
+    name: o.name,
+    help: o.help,
+    labelNames: o.labelNames ?? [],
+    registers: [registry],
+    collect() {
+      for (const [labels, value] of values()) gauge.set(labels, value);
+    },
+  });
+  return gauge;
+}

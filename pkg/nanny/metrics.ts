@@ -2,7 +2,7 @@
 // resolver's); they are read when Prometheus scrapes, and fed to prom-client as deltas.
 
 import client from 'prom-client';
-import { mirroredCounter } from '../metrics/mirror.ts';
+import { mirroredCounter, mirroredGauge } from '../metrics/mirror.ts';
 
 export interface NannyCounts {
   configUpdates: number;
@@ -34,13 +34,6 @@ export function createNannyMetrics(read: () => NannyCounts): client.Registry {
     },
   );
   one('dnsmasq_nanny_stub_resolution_failures_total', 'Stub domain server names that did not resolve (each try).', (c) => c.stubFailures);
-  const up: client.Gauge<string> = new client.Gauge({
-    name: 'dnsmasq_nanny_child_up',
-    help: '1 while the child process is running.',
-    registers: [registry],
-    collect() {
-      up.set(read().childUp ? 1 : 0);
-    },
-  });
+  mirroredGauge(registry, { name: 'dnsmasq_nanny_child_up', help: '1 while the child process is running.' }, () => [[{}, read().childUp ? 1 : 0]]);
   return registry;
 }

@@ -1,40 +1,19 @@
 // The API source's metrics (kubedns_source_*, and the programming latency), read from status() when
 // Prometheus scrapes; registered by the program that runs the source.
 
-import client from 'prom-client';
+import type client from 'prom-client';
 import { FastHistogram } from '../metrics/histogram.ts';
-import { mirroredCounter } from '../metrics/mirror.ts';
+import { mirroredCounter, mirroredGauge } from '../metrics/mirror.ts';
 import type { KubernetesSource } from './kubernetes.ts';
 import { RESTART_REASONS } from './kubernetes-reflector.ts';
 
 export function registerKubernetesSourceMetrics(registry: client.Registry, source: KubernetesSource): void {
   const kinds = () => source.status().kinds;
-  const synced: client.Gauge<string> = new client.Gauge({
-    name: 'kubedns_source_synced',
-    help: '1 once the API source has listed every kind once.',
-    registers: [registry],
-    collect() {
-      synced.set(source.status().synced ? 1 : 0);
-    },
-  });
-  const lastEventAge: client.Gauge<string> = new client.Gauge({
-    name: 'kubedns_source_last_event_age_seconds',
-    help: 'Seconds since the last list, watch event or bookmark, by kind.',
-    labelNames: ['kind'],
-    registers: [registry],
-    collect() {
-      for (const k of kinds()) if (k.lastEventAgeSeconds !== null) lastEventAge.set({ kind: k.kind }, k.lastEventAgeSeconds);
-    },
-  });
-  const objects: client.Gauge<string> = new client.Gauge({
-    name: 'kubedns_source_objects',
-    help: 'Objects the API source knows, by kind.',
-    labelNames: ['kind'],
-    registers: [registry],
-    collect() {
-      for (const k of kinds()) objects.set({ kind: k.kind }, k.objects);
-    },
-  });
+  mirroredGauge(registry, { name: 'kubedns_source_synced', help: '1 once the API source has listed every kind once.' }, () => [[{}, source.status().synced ? 1 : 0]]);
+  mirroredGauge(registry, { name: 'kubedns_source_last_event_age_seconds', help: 'Seconds since the last list, watch event or bookmark, by kind.', labelNames: ['kind'] }, () =>
+    kinds().flatMap((k) => (k.lastEventAgeSeconds === null ? [] : [[{ kind: k.kind }, k.lastEventAgeSeconds] as const])),
+  );
+  mirroredGauge(registry, { name: 'kubedns_source_objects', help: 'Objects the API source knows, by kind.', labelNames: ['kind'] }, () => kinds().map((k) => [{ kind: k.kind }, k.objects] as const));
   mirroredCounter(registry, { name: 'kubedns_source_relists_total', help: 'Full lists after the first one (after a 410 Gone), by kind.', labelNames: ['kind'] }, () =>
     kinds().map((k) => [{ kind: k.kind }, k.relists] as const),
   );

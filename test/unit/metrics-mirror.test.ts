@@ -1,7 +1,7 @@
 // mirroredCounter: a Prometheus counter following running totals kept elsewhere, read at scrape time.
 import t from 'tap';
 import client from 'prom-client';
-import { mirroredCounter } from '../../pkg/metrics/mirror.ts';
+import { mirroredCounter, mirroredGauge } from '../../pkg/metrics/mirror.ts';
 
 async function scrape(registry: client.Registry): Promise<string[]> {
   return (await registry.metrics()).split('\n').filter((l) => l !== '' && !l.startsWith('#'));
@@ -28,4 +28,13 @@ t.test('without labels: one series', async (t) => {
   t.same(await scrape(registry), ['y_total 0']);
   n = 4;
   t.same(await scrape(registry), ['y_total 4']);
+});
+
+t.test('mirroredGauge: each scrape sets every series to what values() yields now, down as well as up', async (t) => {
+  const registry = new client.Registry();
+  let n = 5;
+  mirroredGauge(registry, { name: 'z', help: 'z', labelNames: ['kind'] }, () => [[{ kind: 'a' }, n]]);
+  t.same(await scrape(registry), ['z{kind="a"} 5']);
+  n = 2;
+  t.same(await scrape(registry), ['z{kind="a"} 2']);
 });
