@@ -12,6 +12,7 @@ import { makeCluster } from './fixtures.ts';
 import { dnsperf } from './dnsperf.ts';
 import { cpuTimeMs, repoRoot, startKubeDns } from './servers.ts';
 import { inTempDir, writeResults } from './report.ts';
+import { median } from './stats.ts';
 
 const baseline = process.argv[2] ?? process.env.BENCH_BASELINE;
 if (!baseline) {
@@ -23,7 +24,6 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const SERVICES = 2000;
 /** Headless, so every answer holds this many A records (what round robin rotates). */
 const ENDPOINTS = 5;
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 /** The checkout's commit, and whether its tree differs from it (the build is of the tree). */
 function commit(dir: string): string {
   const head = execFileSync('git', ['-C', dir, 'log', '-1', '--format=%h %s'], { encoding: 'utf8' }).trim();

@@ -20,6 +20,7 @@ import type { PerfResult } from './dnsperf.ts';
 import { makeCluster } from './fixtures.ts';
 import { rssMiB } from './servers.ts';
 import { writeResults } from './report.ts';
+import { median } from './stats.ts';
 
 const SERVICES = Number(process.env.BENCH_API_SERVICES ?? 10_000);
 const ENDPOINTS_PER_SERVICE = 5;
@@ -30,7 +31,6 @@ const CONCURRENCY = 8;
 const GOALS = { watchP99Ms: 100, readyMs: 5000, rssMiB: 150 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 function percentile(xs: number[], q: number): number {
   const s = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;

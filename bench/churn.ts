@@ -20,6 +20,7 @@ import { dnsperf } from './dnsperf.ts';
 import { makeCluster } from './fixtures.ts';
 import { cpuTimeMs } from './servers.ts';
 import { writeResults } from './report.ts';
+import { median } from './stats.ts';
 
 const SERVICES = Number(process.env.BENCH_CHURN_SERVICES ?? 2000);
 const CHURN = 50;
@@ -28,7 +29,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const GOAL = 0.9;
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 interface Row {
   name: string;

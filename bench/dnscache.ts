@@ -25,6 +25,7 @@ import { cacheArgs, startDnscache, startDnsmasqCache } from './dnscache-servers.
 import { quantile, timeMisses } from './dnscache-miss.ts';
 import type { MissTimes } from './dnscache-miss.ts';
 import { freePort } from '../test/helpers/ports.ts';
+import { median } from './stats.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
@@ -41,7 +42,6 @@ type CacheName = (typeof CACHES)[number];
 /** The upstream answers every name under this with 192.0.2.1, asked or not. */
 const MISS_DOMAIN = 'miss.bench';
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** A CHAOS TXT counter (hits.bind, misses.bind...), as both caches answer them. */
 function chaosCounter(port: number, name: string): number {

@@ -32,6 +32,7 @@ import { CONFIG_ENABLED, benchConfigChanges, configReport } from './dnscache-con
 import type { ConfigResults } from './dnscache-config.ts';
 import { freePort } from '../test/helpers/ports.ts';
 import { stallFlood } from '../test/helpers/stall.ts';
+import { median } from './stats.ts';
 
 const run = promisify(execFile);
 const FLOOD_NAMES = Number(process.env.BENCH_FLOOD_NAMES ?? 800_000);
@@ -72,7 +73,6 @@ interface TcpFigures {
   medianMs: number;
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function floodFile(path: string): void {

@@ -14,6 +14,7 @@ import { rssMiB, startBareUdp, startDnsmasq, startKubeDns } from './servers.ts';
 import { writeResults } from './report.ts';
 import type { Running } from './servers.ts';
 import { freePort } from '../test/helpers/ports.ts';
+import { median } from './stats.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
@@ -22,7 +23,6 @@ const LATENCY_RATE = Number(process.env.BENCH_LATENCY_RATE ?? 20_000);
 const SERVERS = ['kube-dns', 'dnsmasq', 'bare-node'] as const;
 type ServerName = (typeof SERVERS)[number];
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 interface QpsCase {
   services: number;
