@@ -10,24 +10,15 @@ VERSION=${PROMETHEUS_MODULE_VERSION:-v0.316.0}
 CACHE_ROOT=${KUBE_DNS_TS_CACHE:-$HOME/.cache/kube-dns-ts}
 BIN=$CACHE_ROOT/promtool-$VERSION/bin
 
-log() { printf '[build-promtool %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+LOG_NAME=build-promtool
+# shellcheck source=../go-env.sh
+. "$(dirname "$0")/../go-env.sh"
 
 if [ -x "$BIN/promtool" ]; then
   log "cached: $BIN/promtool (nothing to do)"
   exit 0
 fi
-if ! command -v go >/dev/null 2>&1; then
-  if [ -x /usr/local/go/bin/go ]; then
-    export PATH=/usr/local/go/bin:$PATH
-  else
-    log "Go is not installed: cannot build promtool for the monitoring tests"
-    if [ "${CI:-}" = "true" ]; then exit 1; fi
-    log "*** the monitoring tests will be SKIPPED on this machine ***"
-    exit 0
-  fi
-fi
-
-export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
+use_go "promtool for the monitoring tests" "the monitoring tests"
 mkdir -p "$BIN"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
