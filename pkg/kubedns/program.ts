@@ -21,7 +21,7 @@ import { ConfigDirWatcher, ConfigMapSync, FixedConfig } from '../config/config.t
 import type { ConfigSync, KubeDnsConfig } from '../config/config.ts';
 import { createLogger } from '../log/log.ts';
 import type { Logger } from '../log/log.ts';
-import { Resolver, SERVICE_ENTRY_GROUP } from './resolver.ts';
+import { Resolver, SERVICE_ENTRY_GROUPS } from './resolver.ts';
 import { applyUpstreams } from './upstreams.ts';
 import { createKubeDnsMetrics } from './metrics.ts';
 import type { KubeDnsMetrics, KubeDnsState } from './metrics.ts';
@@ -161,7 +161,7 @@ export class KubeDns {
   /** --service-entries: the kind, watched from the start by the API source (optional: readiness never waits for it). */
   private watchServiceEntries(names: ServiceEntryNames): ClusterKind {
     const kind = serviceEntryKind(names, {
-      changed: () => this.server?.invalidate([SERVICE_ENTRY_GROUP]),
+      changed: () => this.server?.invalidate(SERVICE_ENTRY_GROUPS),
       rejected: (problem) => {
         this.metrics.objectRejected('ServiceEntry');
         this.log.warn('ServiceEntry skipped', { problem });

@@ -15,8 +15,12 @@ import type { NodeTopology } from '../cluster/model.ts';
 import { federationAnswer, federationQuery } from './federation.ts';
 import type { ServiceEntryNames } from '../serviceentry/names.ts';
 
-/** The cache group of every ServiceEntry answer: a change to any entry drops them all (they are few). */
-export const SERVICE_ENTRY_GROUP = '\u0001serviceentries';
+/**
+ * The cache group of ServiceEntry answers outside the cluster zone; inside it an answer rests on no
+ * Service holding the name, so it is ZONE_WIDE (dropped by any zone change). A change to any entry
+ * drops both groups (entries are few).
+ */
+export const SERVICE_ENTRY_GROUPS: readonly string[] = ['\u0001serviceentries', ZONE_WIDE];
 
 /** Where an answer came from, as the original's SkyDNS metrics label it. */
 export type System = 'auth' | 'reverse' | 'recursive' | 'chaos' | 'refused';
@@ -72,7 +76,7 @@ export class Resolver {
     if (type === Type.AXFR || type === Type.IXFR) return this.refuse();
     if (this.o.zone.contains(q.qname)) return this.cluster(q);
     if (isReverse(q.qname)) return this.reverse(q);
-    return this.serviceEntry(q) ?? this.forward(q, 'recursive');
+    return this.serviceEntry(q, SERVICE_ENTRY_GROUPS[0]) ?? this.forward(q, 'recursive');
   };
 
   private refuse(): Answer {
@@ -101,7 +105,7 @@ export class Resolver {
     const r = this.o.zone.lookup(q.qname, q.question.type);
     // Kubernetes Services win: a ServiceEntry answers only a cluster name no Service holds.
     if (r.rcode === Rcode.NXDOMAIN) {
-      const entry = this.serviceEntry(q);
+      const entry = this.serviceEntry(q, ZONE_WIDE);
       if (entry !== null) return entry;
     }
     const tag = SYSTEM_TAG.auth;
@@ -162,7 +166,7 @@ export class Resolver {
   }
 
   /** A name a ServiceEntry answers for: its addresses of the asked family; any other type is NODATA. null: none does. */
-  private serviceEntry(q: Query): Answer | null {
+  private serviceEntry(q: Query, group: string): Answer | null {
     const addresses = this.o.serviceEntries?.lookup(q.qname) ?? null;
     if (addresses === null) return null;
     const type = q.question.type;
@@ -173,7 +177,7 @@ export class Resolver {
       if ((type === Type.A || type === Type.ANY) && !v6) answers.push({ name: q.qname, type: Type.A, class: Class.IN, ttl, data: { address } });
       if ((type === Type.AAAA || type === Type.ANY) && v6) answers.push({ name: q.qname, type: Type.AAAA, class: Class.IN, ttl, data: { address } });
     }
-    return { message: reply(Rcode.NOERROR, { aa: true, answers }), cacheable: true, group: SERVICE_ENTRY_GROUP, tag: SYSTEM_TAG.auth };
+    return { message: reply(Rcode.NOERROR, { aa: true, answers }), cacheable: true, group, tag: SYSTEM_TAG.auth };
   }
 
   private reverse(q: Query): Answer | Promise<Answer> {

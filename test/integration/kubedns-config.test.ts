@@ -110,6 +110,10 @@ spec:
   t.match(await metrics(kd.httpPort), /^kubedns_service_entries\{kind="entries"\} 1$/m);
   writeFileSync(kd.clusterFile, yamlDocs(web, entry('127.255.0.7')));
   await eventually(async () => answers(await dig(kd.dnsPort, 'service1.test.global')).join() === '127.255.0.7', 'the edit, served (the cached answer dropped)', 3000);
+  // The ServiceEntry's answer for the cluster name was cached; a Service created under that name wins at once.
+  t.same(answers(await dig(kd.dnsPort, 'ghost.default.svc.cluster.local')), ['127.255.0.7']);
+  writeFileSync(kd.clusterFile, yamlDocs(web, entry('127.255.0.7'), service('default', 'ghost', 'clusterIP: 10.96.0.77')));
+  await eventually(async () => answers(await dig(kd.dnsPort, 'ghost.default.svc.cluster.local')).join() === '10.96.0.77', 'the new Service, not the cached ServiceEntry answer', 3000);
   const off = await startKubeDns(t, { clusterYaml: yamlDocs(web, entry('127.255.0.2')) });
   t.not(answers(await dig(off.dnsPort, 'service1.test.global', 'A', ['+time=1', '+tries=1'])).join(), '127.255.0.2', 'off by default');
 });
