@@ -1,6 +1,7 @@
-// npm run bench:ab -- <checkout>: kube-dns built from this checkout against the one built in
-// <checkout> (its dist/, e.g. a worktree of the commit before a hot-path change), on the same
-// cluster file, dnsperf rounds alternated: cache-hit QPS and the user CPU per query. For changes
+// npm run bench:ab -- <checkout>: kube-dns and dnscache built from this checkout against the ones
+// built in <checkout> (its dist/, e.g. a worktree of the commit before a hot-path change), on the
+// same cluster file (the two dnscaches in front of one kube-dns), dnsperf rounds alternated:
+// cache-hit QPS and the user CPU per query. For changes
 // that must not cost the query path anything ("measure QPS before and after in one run").
 // Writes bench/results/ab-<date>.{json,md}.
 
@@ -11,6 +12,9 @@ import { execFileSync } from 'node:child_process';
 import { makeCluster } from './fixtures.ts';
 import { dnsperf } from './dnsperf.ts';
 import { cpuTimeMs, repoRoot, startKubeDns } from './servers.ts';
+import type { Running } from './servers.ts';
+import { startDnscache } from './dnscache-servers.ts';
+import { freePort } from '../test/helpers/ports.ts';
 import { inTempDir, writeResults } from './report.ts';
 import { median } from './stats.ts';
 
@@ -32,6 +36,8 @@ function commit(dir: string): string {
 }
 
 interface Side {
+  /** The program measured: kube-dns asked directly, or dnscache (its cache hits) in front of kube-dns. */
+  program: 'kube-dns' | 'dnscache';
   name: string;
   commit: string;
   qps: number[];
@@ -43,14 +49,22 @@ async function main(dir: string): Promise<Side[]> {
   const c = makeCluster(SERVICES, ENDPOINTS);
   writeFileSync(join(dir, 'cluster.json'), c.yaml);
   writeFileSync(join(dir, 'queries'), c.queries);
-  const sides = [
+  const builds = [
     { name: 'this checkout', root: repoRoot },
     { name: 'baseline', root: baseline! },
   ];
-  const running = [];
-  for (const s of sides) running.push(await startKubeDns(dir, join(dir, 'cluster.json'), [], s.root));
-  const out: Side[] = sides.map((s) => ({ name: s.name, commit: commit(s.root), qps: [], cpuPerK: [] }));
+  const running: Running[] = [];
+  const out: Side[] = [];
   try {
+    for (const b of builds) {
+      running.push(await startKubeDns(dir, join(dir, 'cluster.json'), [], b.root));
+      out.push({ program: 'kube-dns', name: b.name, commit: commit(b.root), qps: [], cpuPerK: [] });
+    }
+    // Both caches in front of this checkout's kube-dns: every measured query is a cache hit.
+    for (const b of builds) {
+      running.push(await startDnscache(dir, await freePort(), running[0].port, [], b.root));
+      out.push({ program: 'dnscache', name: b.name, commit: commit(b.root), qps: [], cpuPerK: [] });
+    }
     for (const r of running) await dnsperf(r.port, join(dir, 'queries'), 2);
     for (let round = 0; round < ROUNDS; round++) {
       for (const [i, r] of running.entries()) {
@@ -59,7 +73,7 @@ async function main(dir: string): Promise<Side[]> {
         out[i].qps.push(p.qps);
         out[i].cpuPerK.push(((cpuTimeMs(r.pid).user - before) / (p.qps * SECONDS)) * 1000);
       }
-      console.log(`  round ${round + 1}: ${out.map((s) => `${s.name} ${s.qps.at(-1)!.toFixed(0)} QPS`).join(', ')}`);
+      console.log(`  round ${round + 1}: ${out.map((s) => `${s.program} ${s.name} ${s.qps.at(-1)!.toFixed(0)} QPS`).join(', ')}`);
     }
   } finally {
     for (const r of running) await r.stop();
@@ -71,15 +85,18 @@ const load = loadavg().map((x) => x.toFixed(2)).join(' ');
 console.log(`bench:ab: ${SERVICES} services, ${ROUNDS} alternated rounds of ${SECONDS}s, ${cpus().length} CPUs, node ${process.version}, load ${load}`);
 const sides = await inTempDir('kdt-bench-ab-', main);
 const when = new Date().toISOString();
-const [ours, base] = sides;
-const md = `# kube-dns, this checkout against a baseline build (${when})
+const ratios = (['kube-dns', 'dnscache'] as const).map((program) => {
+  const [ours, base] = sides.filter((s) => s.program === program);
+  return `${program}: QPS **${(median(ours.qps) / median(base.qps)).toFixed(2)}**, CPU per query **${(median(ours.cpuPerK) / median(base.cpuPerK)).toFixed(2)}**`;
+});
+const md = `# kube-dns and dnscache, this checkout against a baseline build (${when})
 
-node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model}), load average at start ${load}. Both builds with the production Node flags on the same cluster file of ${SERVICES} headless services with ${ENDPOINTS} endpoints each; dnsperf -T 1 -c 1 -q 200 -l ${SECONDS}, A queries in random order (every one a cache hit after the warm-up); ${ROUNDS} alternated rounds, medians.
+node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model}), load average at start ${load}. Both builds with the production Node flags. kube-dns on the same cluster file of ${SERVICES} headless services with ${ENDPOINTS} endpoints each; dnscache (\`--cache-size=10000\`) in front of this checkout's kube-dns. dnsperf -T 1 -c 1 -q 200 -l ${SECONDS}, A queries in random order (every one a cache hit after the warm-up); ${ROUNDS} alternated rounds, medians.
 
-| build | commit | QPS | user CPU per 1,000 queries |
-|---|---|---|---|
-${sides.map((s) => `| ${s.name} | ${s.commit} | ${median(s.qps).toFixed(0)} | ${median(s.cpuPerK).toFixed(1)} ms |`).join('\n')}
+| program | build | commit | QPS | user CPU per 1,000 queries |
+|---|---|---|---|---|
+${sides.map((s) => `| ${s.program} | ${s.name} | ${s.commit} | ${median(s.qps).toFixed(0)} | ${median(s.cpuPerK).toFixed(1)} ms |`).join('\n')}
 
-This checkout / baseline: QPS **${(median(ours.qps) / median(base.qps)).toFixed(2)}**, CPU per query **${(median(ours.cpuPerK) / median(base.cpuPerK)).toFixed(2)}**.
+This checkout / baseline: ${ratios.join('; ')}.
 `;
 writeResults('ab', when, { node: process.version, cpus: cpus().length, load, services: SERVICES, rounds: ROUNDS, seconds: SECONDS, sides }, md);

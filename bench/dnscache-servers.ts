@@ -2,7 +2,7 @@
 // dnsmasq-nanny would pass), each on its own port with its own pid file, in front of one upstream.
 
 import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { productionNodeFlags, repoRoot, stopper, waitForLine } from './servers.ts';
 import type { Running } from './servers.ts';
@@ -14,12 +14,12 @@ export function cacheArgs(port: number, upstreamPort: number, pidFile: string): 
 
 /**
  * dnscache from the built entry with its production Node flags. `nodeFlags` are added to those
- * (e.g. --cpu-prof); the profile is written when it exits on stop().
+ * (e.g. --cpu-prof); the profile is written when it exits on stop(). `root`: a checkout whose dist/
+ * to run (another build, to compare).
  */
-export async function startDnscache(dir: string, port: number, upstreamPort: number, nodeFlags: string[] = []): Promise<Running> {
-  const own = join(dir, 'dnscache');
-  mkdirSync(own, { recursive: true });
-  const child = spawn(process.execPath, [...productionNodeFlags('dnscache'), ...nodeFlags, join(repoRoot, 'dist/cmd/dnscache/main.js'), ...cacheArgs(port, upstreamPort, join(own, 'pid'))], {
+export async function startDnscache(dir: string, port: number, upstreamPort: number, nodeFlags: string[] = [], root = repoRoot): Promise<Running> {
+  const own = mkdtempSync(join(dir, 'dnscache-'));
+  const child = spawn(process.execPath, [...productionNodeFlags('dnscache'), ...nodeFlags, join(root, 'dist/cmd/dnscache/main.js'), ...cacheArgs(port, upstreamPort, join(own, 'pid'))], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stop = stopper(child);
