@@ -149,7 +149,7 @@ const PORT_ATTEMPTS = 20;
  * local pod) allow after SIGTERM: a forward to an upstream that is gone (kube-dns stopping beside
  * dnscache) must not turn a clean stop into a SIGKILL.
  */
-export const DEFAULT_DRAIN_MS = 3000;
+const DEFAULT_DRAIN_MS = 3000;
 /** The tag an error reply made without the handler's answer reports (the handler's tags are >= 0). */
 export const NO_TAG = -1;
 /** close() ends its drain once nothing is in flight and no query came for this long. */
