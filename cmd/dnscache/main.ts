@@ -2,7 +2,7 @@
 // dnscache: the caching DNS forwarder, with dnsmasq's command line. Nothing else lives here.
 
 import { rmSync, writeFileSync } from 'node:fs';
-import { createLogger } from '../../pkg/log/log.ts';
+import { configureLogging, createLogger } from '../../pkg/log/log.ts';
 import { DnsCache } from '../../pkg/dnscache/program.ts';
 import { stopOnSignals } from '../../pkg/signals/shutdown.ts';
 import { parseArgsOrExit } from './flags.ts';
@@ -10,6 +10,7 @@ import { parseArgsOrExit } from './flags.ts';
 const config = parseArgsOrExit(process.argv.slice(2));
 // -k is what dnsmasq needs to stay attached; dnscache never daemonizes, so it changes nothing.
 // --log-facility: every value logs to stderr (the pod's way; `-` is what the manifests pass).
+configureLogging({ format: config.loggingFormat, verbosity: config.verbosity });
 const log = createLogger('dnscache');
 
 // SIGHUP: servers and resolv files again, cache cleared (as dnsmasq). SIGUSR1: statistics to the log.
@@ -22,7 +23,7 @@ process.on('SIGUSR1', () => running?.logStatistics());
 
 const dnscache = new DnsCache(config, log);
 const listening = await dnscache.start().catch((err: Error) => {
-  log.error('cannot start', { error: err.message });
+  log.error('cannot start', { err: err.message });
   process.exit(1);
 });
 if (config.pidFile !== '') writeFileSync(config.pidFile, `${process.pid}\n`);

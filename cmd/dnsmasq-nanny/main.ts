@@ -2,7 +2,7 @@
 // dnsmasq-nanny: flags → pkg/nanny. Nothing else lives here.
 
 import { parseOrExit } from '../../pkg/flags/flags.ts';
-import { createLogger, setVerbosity } from '../../pkg/log/log.ts';
+import { createLogger } from '../../pkg/log/log.ts';
 import { parseUpstream } from '../../pkg/config/config.ts';
 import { childCommand } from '../../pkg/nanny/exec.ts';
 import { parseListenAddress } from '../../pkg/nanny/http.ts';
@@ -16,7 +16,6 @@ const { values: f, rest } = parseOrExit(nannyFlags, process.argv.slice(2), {
   program: 'dnsmasq-nanny',
   usage: 'dnsmasq-nanny [flags] -- [forwarder args]: runs dnsmasq (or dnscache) with the kube-dns ConfigMap\'s servers',
 });
-setVerbosity(f.v);
 const log = createLogger('dnsmasq-nanny');
 
 const nanny = new Nanny({
@@ -31,7 +30,7 @@ const nanny = new Nanny({
   log,
 });
 await nanny.start().catch((err: Error) => {
-  log.error('cannot start', { error: err.message });
+  log.error('cannot start', { err: err.message });
   process.exit(1);
 });
 

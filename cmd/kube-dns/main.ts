@@ -2,7 +2,7 @@
 // kube-dns: flags → pkg/kubedns. Nothing else lives here.
 
 import { parseOrExit } from '../../pkg/flags/flags.ts';
-import { setVerbosity, createLogger } from '../../pkg/log/log.ts';
+import { createLogger } from '../../pkg/log/log.ts';
 import { KubeDns } from '../../pkg/kubedns/program.ts';
 import { stopOnSignals } from '../../pkg/signals/shutdown.ts';
 import { FileSource } from '../../pkg/source/file.ts';
@@ -29,7 +29,6 @@ if (set.has('version') && f.version !== 'false') {
   process.stdout.write(f.version === 'raw' ? `"${VERSION}"\n` : `Kube-DNS ${VERSION}\n`);
   process.exit(0);
 }
-setVerbosity(f.v);
 const log = createLogger('kube-dns');
 if (f['config-map'] && f['config-dir']) usageError('--config-map and --config-dir cannot be used together');
 let federations = new Map<string, string>();
@@ -76,7 +75,7 @@ const kubeDns = new KubeDns({
   version: VERSION,
 });
 await kubeDns.start().catch((err: Error) => {
-  log.error('cannot start', { error: err.message });
+  log.error('cannot start', { err: err.message });
   process.exit(1);
 });
 

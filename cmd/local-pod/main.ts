@@ -3,7 +3,8 @@
 
 import { existsSync } from 'node:fs';
 import { parseOrExit } from '../../pkg/flags/flags.ts';
-import { createLogger, setSink, setVerbosity } from '../../pkg/log/log.ts';
+import { createLogger, setSink } from '../../pkg/log/log.ts';
+import type { LogFormat } from '../../pkg/log/log.ts';
 import { bannerText } from '../../pkg/localpod/banner.ts';
 import { prefixLine } from '../../pkg/localpod/output.ts';
 import type { LocalPodOptions } from '../../pkg/localpod/plan.ts';
@@ -16,7 +17,6 @@ const { values: f } = parseOrExit(localPodFlags, process.argv.slice(2), {
   program: 'local-pod',
   usage: 'local-pod [flags]: kube-dns, dnsmasq-nanny with dnscache, and the sidecar on 127.0.0.1 (npm start)',
 });
-setVerbosity(f.v);
 const write = (line: string) => process.stderr.write(`${line}\n`);
 setSink((line) => process.stderr.write(`${prefixLine('local-pod', line.trimEnd())}\n`));
 const log = createLogger('local-pod');
@@ -38,6 +38,7 @@ const options: LocalPodOptions = {
   probeIntervalMs: f['probe-interval'],
   statsIntervalMs: f['stats-interval'],
   verbosity: f.v,
+  loggingFormat: f['logging-format'] as LogFormat,
 };
 if (!existsSync(options.clusterFile)) usageError(`--cluster-file ${options.clusterFile} does not exist (npm start runs from the repository root)`);
 const uses = portUses(options);

@@ -3,7 +3,7 @@
 
 import { parseOrExit } from '../../pkg/flags/flags.ts';
 import { VERSION } from '../../pkg/kubedns/version.ts';
-import { createLogger, setVerbosity } from '../../pkg/log/log.ts';
+import { createLogger } from '../../pkg/log/log.ts';
 import { runSidecar } from '../../pkg/sidecar/program.ts';
 import { parseProbeSpecs } from '../../pkg/sidecar/probe-spec.ts';
 import type { ProbeSpec } from '../../pkg/sidecar/probe-spec.ts';
@@ -20,7 +20,6 @@ if (version !== null) {
   process.stdout.write(version === 'raw' ? `"${VERSION}"\n` : `Kube-DNS ${VERSION}\n`);
   process.exit(0);
 }
-setVerbosity(f.v);
 const log = createLogger('sidecar');
 log.info('version', { version: VERSION });
 
@@ -33,7 +32,7 @@ const running = await runSidecar({
   namespace: f['prometheus-namespace'],
   probes: parseProbeSpecs(f.probe) as ProbeSpec[], // checked by the flag's validator
 }, log).catch((err: Error) => {
-  log.error('cannot start', { error: err.message });
+  log.error('cannot start', { err: err.message });
   process.exit(1);
 });
 log.info('HTTP listening', { address: f['prometheus-addr'], port: running.httpPort, metrics: f['prometheus-path'] });

@@ -145,7 +145,7 @@ export class ConfigDirWatcher implements ConfigSync {
       this.stats.readErrors++;
       const message = (err as Error).message;
       if (message !== this.lastReadError) {
-        this.log.warn('cannot read the config directory, keeping the previous config', { dir: this.dir, error: message });
+        this.log.warn('cannot read the config directory, keeping the previous config', { dir: this.dir, err: message });
         this.lastReadError = message;
       }
       return;
@@ -165,7 +165,7 @@ export class ConfigDirWatcher implements ConfigSync {
         dir: this.dir,
         key: err.key,
         entry: err.entry || undefined,
-        error: err.message,
+        err: err.message,
       });
       return;
     }
@@ -182,7 +182,7 @@ export class ConfigDirWatcher implements ConfigSync {
     try {
       this.onChange(config, version);
     } catch (err) {
-      this.log.error('config change handler failed', { error: err });
+      this.log.error('config change handler failed', { err });
     }
   }
 

@@ -103,7 +103,7 @@ export class ConfigMapSync implements ConfigSync {
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       this.invalid++;
-      this.log.warn('invalid configuration, ignoring update', { configMap: `${namespace}/${name}`, key: err.key, entry: err.entry || undefined, error: err.message });
+      this.log.warn('invalid configuration, ignoring update', { configMap: `${namespace}/${name}`, key: err.key, entry: err.entry || undefined, err: err.message });
       return;
     }
     this.config = config;

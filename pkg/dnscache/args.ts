@@ -5,6 +5,8 @@
 import { ipVersion } from '../dns/ip.ts';
 import { parseByteSize } from '../flags/bytes.ts';
 import type { Upstream } from '../forward/forward.ts';
+import { LOG_FORMATS } from '../log/log.ts';
+import type { LogFormat } from '../log/log.ts';
 
 export interface StubServer {
   /** Lowercased, no trailing dot. */
@@ -56,6 +58,10 @@ export interface DnscacheConfig {
   /** Probe the default servers for forwarding loops at start and on SIGHUP (pkg/dnscache/loop.ts). */
   dnsLoopDetect: boolean;
   logFacility: string;
+  /** Not dnsmasq's: the Kubernetes components' --logging-format (text = klog, json), as our other programs. */
+  loggingFormat: LogFormat;
+  /** Not dnsmasq's: klog's --v (V(n) lines, e.g. forwarding failures at 1); -v stays dnsmasq's --version. */
+  verbosity: number;
   pidFile: string;
 }
 
@@ -83,6 +89,11 @@ const MIN_CACHE_TTL_LIMIT = 3600;
 function int(name: string, value: string, max = 0x7fffffff): number {
   if (!/^\d+$/.test(value) || Number(value) > max) throw new ArgsError(name, `bad value for --${name}: ${JSON.stringify(value)}`);
   return Number(value);
+}
+
+function logFormat(name: string, value: string): LogFormat {
+  if (!(LOG_FORMATS as readonly string[]).includes(value)) throw new ArgsError(name, `bad value for --${name}: ${JSON.stringify(value)} (${LOG_FORMATS.join(' or ')})`);
+  return value as LogFormat;
 }
 
 function byteSize(name: string, value: string): number {
@@ -145,6 +156,8 @@ const options: Record<string, OptionSpec> = {
   'dns-loop-detect': { kind: 'flag', apply: (c) => (c.dnsLoopDetect = true) },
   'log-facility': { kind: 'value', apply: (c, v) => (c.logFacility = v) },
   'pid-file': { kind: 'value', apply: (c, v) => (c.pidFile = v) },
+  'logging-format': { kind: 'value', apply: (c, v, n) => (c.loggingFormat = logFormat(n, v)) },
+  v: { kind: 'value', apply: (c, v, n) => (c.verbosity = int(n, v)) },
 };
 
 /** dnsmasq's short spellings of the options above. */
@@ -191,6 +204,8 @@ export function defaultConfig(): DnscacheConfig {
     logQueries: false,
     dnsLoopDetect: false,
     logFacility: '-',
+    loggingFormat: 'text',
+    verbosity: 0,
     pidFile: '',
   };
 }

@@ -127,7 +127,7 @@ export class CachingHandler {
   private failed(q: Query, err: unknown): Answer {
     this.stats.failures++;
     const code = err instanceof ForwardError ? err.code : 'unknown';
-    this.log.debug(1, 'forwarding failed', { name: q.qname, code, error: err });
+    this.log.debug(1, 'forwarding failed', { name: q.qname, code, err });
     const m = emptyMessage();
     m.ra = true;
     m.rcode = code === 'FORWARD_OVERLOADED' ? Rcode.REFUSED : code === 'FORWARD_BAD_QUERY' ? Rcode.FORMERR : Rcode.SERVFAIL;

@@ -66,7 +66,7 @@ export class LoopDetector {
       sends.push(
         new Promise((resolve) => {
           socket.send(probeQuery(name), u.port, u.host, (err) => {
-            if (err) this.log.warn('cannot send loop probe', { server: serverKey(u), error: err });
+            if (err) this.log.warn('cannot send loop probe', { server: serverKey(u), err });
             resolve();
           });
         }),
@@ -94,7 +94,7 @@ export class LoopDetector {
 
   private socket(family: 'udp4' | 'udp6'): Socket {
     const socket = createSocket({ type: family });
-    socket.on('error', (err) => this.log.warn('loop probe socket failed', { error: err }));
+    socket.on('error', (err) => this.log.warn('loop probe socket failed', { err }));
     return socket;
   }
 }

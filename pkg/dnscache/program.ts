@@ -46,7 +46,7 @@ function resolvServers(c: DnscacheConfig, log: Logger): Upstream[] {
   try {
     return resolvConfNameservers(c.resolvFile);
   } catch (err) {
-    log.warn('cannot read resolv file', { path: c.resolvFile, error: err });
+    log.warn('cannot read resolv file', { path: c.resolvFile, err });
     return [];
   }
 }
@@ -161,10 +161,10 @@ export class DnsCache {
     if (c.serversFile !== '') {
       try {
         const parsed = parseServersFile(readFileSync(c.serversFile, 'utf8'));
-        for (const error of parsed.errors) this.log.warn('servers file', { path: c.serversFile, error });
+        for (const error of parsed.errors) this.log.warn('servers file', { path: c.serversFile, err: error });
         file = parsed;
       } catch (err) {
-        this.log.warn('cannot read servers file', { path: c.serversFile, error: err });
+        this.log.warn('cannot read servers file', { path: c.serversFile, err });
       }
     }
     const resolv = resolvServers(c, this.log);
@@ -177,6 +177,6 @@ export class DnsCache {
 
   /** Loop probes after every (re)load, once the listeners are up (a probe may come straight back to us). */
   private probe(): void {
-    this.loop?.probe(this.defaults).catch((err: unknown) => this.log.warn('loop probes failed', { error: err }));
+    this.loop?.probe(this.defaults).catch((err: unknown) => this.log.warn('loop probes failed', { err }));
   }
 }

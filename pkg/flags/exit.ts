@@ -1,6 +1,9 @@
 // The program-facing entry: parse, or explain and exit the way Go programs do (status 2 for bad
-// usage, 0 after --help).
+// usage, 0 after --help); then apply the klog flags (--v, --logging-format) to pkg/log, so that every
+// line from here on, the first included, is in the format asked for.
 
+import { configureLogging, createLogger } from '../log/log.ts';
+import type { LogFormat } from '../log/log.ts';
 import { FlagError } from './errors.ts';
 import { parseFlags } from './parse.ts';
 import type { ParsedFlags } from './parse.ts';
@@ -20,6 +23,11 @@ export function parseOrExit<S extends FlagSpec>(spec: S, argv: readonly string[]
   if (parsed.help) {
     process.stdout.write(formatUsage(spec, info));
     process.exit(0);
+  }
+  const values = parsed.values as Record<string, unknown>;
+  configureLogging({ verbosity: values.v as number | undefined, format: values['logging-format'] as LogFormat | undefined });
+  if (parsed.ignored.length > 0) {
+    createLogger('flags').info('ignoring flags kept only for compatibility with the original manifests', { flags: parsed.ignored.join(' ') });
   }
   return parsed;
 }

@@ -1,7 +1,9 @@
-// The klog/glog flags the original manifests pass (`--v=2`, `--logtostderr`, ...). Programs spread
-// this fragment into their own spec. Only `--v` has an effect (values.v → log verbosity); the rest are
-// accepted so that existing manifests keep starting, and reported once as ignored.
+// The klog/glog flags the original manifests pass (`--v=2`, `--logtostderr`, ...) and component-base's
+// `--logging-format`. Programs spread this fragment into their own spec; parseOrExit applies `--v` and
+// `--logging-format` to pkg/log. The rest are accepted so that existing manifests keep starting, and
+// reported once as ignored.
 
+import { LOG_FORMATS } from '../log/log.ts';
 import type { FlagSpec } from './spec.ts';
 
 const ignoredString = (help: string, def = '') => ({ type: 'string', default: def, help, ignored: true }) as const;
@@ -11,8 +13,14 @@ export const klogFlags = {
   v: {
     type: 'int',
     default: 0,
-    help: 'log verbosity: debug lines at or below this level are written',
+    help: 'log verbosity, as klog: V(n) lines are written for n up to this level',
     validate: (v: number) => (v < 0 ? 'must not be negative' : undefined),
+  },
+  'logging-format': {
+    type: 'string',
+    default: 'text',
+    help: 'log format: text (klog) or json (Kubernetes JSON: ts, caller, msg, v, err)',
+    validate: (v: string) => ((LOG_FORMATS as readonly string[]).includes(v) ? undefined : `must be one of ${LOG_FORMATS.join(', ')}`),
   },
   vmodule: ignoredString('klog: per-file verbosity (pattern=N,...)'),
   logtostderr: ignoredBool('klog: log to stderr instead of files (we always do)', true),

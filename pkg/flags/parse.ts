@@ -2,7 +2,6 @@
 // lists keep working: `--flag=v`, `--flag v`, `-flag=v`, `-flag v`; bool flags bare or `=true|false`;
 // `_` and `-` interchangeable in names; everything after a bare `--` is handed back untouched.
 
-import { createLogger } from '../log/log.ts';
 import { parseDuration } from './duration.ts';
 import { FlagError } from './errors.ts';
 import { normalizeFlagName } from './spec.ts';
@@ -16,9 +15,9 @@ export interface ParsedFlags<S extends FlagSpec> {
   set: ReadonlySet<keyof S & string>;
   /** `-h`/`--help`/`-help` was given: parsing stopped there and `values` hold the defaults so far. */
   help: boolean;
+  /** The flags accepted only for compatibility, as written (`--logtostderr=true`): parseOrExit reports them. */
+  ignored: string[];
 }
-
-const log = createLogger('flags');
 
 // strconv.ParseBool's spellings.
 const trueWords = new Set(['1', 't', 'T', 'true', 'TRUE', 'True']);
@@ -164,8 +163,5 @@ export function parseFlags<S extends FlagSpec>(spec: S, argv: readonly string[])
     }
   }
 
-  if (ignored.length > 0) {
-    log.info('ignoring flags kept only for compatibility with the original manifests', { flags: ignored.join(' ') });
-  }
-  return { values: values as FlagValues<S>, rest, set: set as Set<keyof S & string>, help };
+  return { values: values as FlagValues<S>, rest, set: set as Set<keyof S & string>, help, ignored };
 }

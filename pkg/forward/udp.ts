@@ -89,7 +89,7 @@ export class UdpExchanger {
       ps.socket.send(query, server.port, server.host, (err) => {
         if (err && ps.pending.get(id) === pending) {
           this.stats.socketErrors++;
-          this.log.debug(1, 'send to upstream failed', { upstream: server.host, port: server.port, error: err });
+          this.log.debug(1, 'send to upstream failed', { upstream: server.host, port: server.port, err });
           this.finish(ps, id, null);
         }
       });
@@ -141,7 +141,7 @@ export class UdpExchanger {
     socket.on('message', (msg, rinfo) => this.onMessage(ps, msg, rinfo));
     socket.on('error', (err) => {
       this.stats.socketErrors++;
-      this.log.warn('upstream socket failed, replacing it', { family, error: err });
+      this.log.warn('upstream socket failed, replacing it', { family, err });
       this.retire(ps);
       for (const id of [...ps.pending.keys()]) this.finish(ps, id, null);
     });

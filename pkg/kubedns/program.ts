@@ -194,7 +194,7 @@ export class KubeDns {
     }
     if (this.federations().size > 0) this.o.source.watch?.(NODE_WATCH);
     const { nameservers: flagNameservers, resolvConf } = this.o;
-    applyUpstreams(this.forwarder, next, { flagNameservers, resolvConf, zone: this.zone, log: this.log }).catch((err) => this.log.error('applying upstreams failed', { error: err }));
+    applyUpstreams(this.forwarder, next, { flagNameservers, resolvConf, zone: this.zone, log: this.log }).catch((err) => this.log.error('applying upstreams failed', { err }));
   }
 
   private servicesChanged(keys: ReadonlySet<string>): void {

@@ -160,7 +160,7 @@ export class Resolver {
       if (upstream.rcode === Rcode.NXDOMAIN) message.rcode = Rcode.NXDOMAIN;
     } catch (err) {
       // The CNAME alone still lets the client resolve the target itself.
-      this.o.log.debug(1, 'ExternalName target not resolved upstream', { target, error: err });
+      this.o.log.debug(1, 'ExternalName target not resolved upstream', { target, err });
     }
     return { message, cacheable: false, tag: SYSTEM_TAG.auth };
   }
@@ -204,7 +204,7 @@ export class Resolver {
       return { wire, cacheable: false, tag };
     } catch (err) {
       // The original wrote nothing here and left clients to time out; SERVFAIL lets them move on at once.
-      this.o.log.debug(1, 'forwarding failed', { name: q.qname, error: err });
+      this.o.log.debug(1, 'forwarding failed', { name: q.qname, err });
       return { message: reply(Rcode.SERVFAIL), cacheable: false, tag };
     }
   }

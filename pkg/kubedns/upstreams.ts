@@ -66,7 +66,7 @@ async function resolveServer(server: string, src: UpstreamSources): Promise<Upst
       return { host: address, port: u.port };
     }
   } catch (err) {
-    src.log.warn('stub domain server name did not resolve, skipped', { server, error: err });
+    src.log.warn('stub domain server name did not resolve, skipped', { server, err });
     return null;
   }
   src.log.warn('stub domain server name did not resolve, skipped', { server });

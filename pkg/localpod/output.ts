@@ -1,26 +1,17 @@
 // One line per log line, with the program it came from in a fixed-width column, as process managers
-// print several programs' output (`kube-dns      | ...`). The nanny passes its forwarder's lines on
-// as `dnscache: ...`; those are put under dnscache's own name.
+// print several programs' output (`kube-dns      | ...`). The nanny passes its forwarder's entries on
+// as they are; those (logger "dnscache", text or JSON) are put under dnscache's own name.
 
 /** The widest name, dnsmasq-nanny. */
 const WIDTH = 13;
-const CHILD_OF_NANNY = 'dnscache: ';
+const DNSCACHE_ENTRY = /(?: logger="|"logger":")dnscache["/]/;
 
 export function prefixLine(program: string, line: string): string {
-  let name = program;
-  let text = line;
-  if (program === 'dnsmasq-nanny' && text.startsWith(CHILD_OF_NANNY)) {
-    name = 'dnscache';
-    text = text.slice(CHILD_OF_NANNY.length);
-  }
-  return `${name.padEnd(WIDTH)} | ${text}`;
+  const name = program === 'dnsmasq-nanny' && DNSCACHE_ENTRY.test(line) ? 'dnscache' : program;
+  return `${name.padEnd(WIDTH)} | ${line}`;
 }
 
-/**
- * The Supervisor's output callback for `program`: its lines arrive as `<program>: <line>`, and leave
- * through `write` with the column prefix instead.
- */
+/** The Supervisor's output callback for `program`: each line leaves through `write` with the column prefix. */
 export function programOutput(program: string, write: (line: string) => void): (line: string) => void {
-  const own = `${program}: `;
-  return (line) => write(prefixLine(program, line.startsWith(own) ? line.slice(own.length) : line));
+  return (line) => write(prefixLine(program, line));
 }

@@ -2,6 +2,7 @@
 // to loopback and to ports a user can bind, kube-dns reading a cluster file instead of the API.
 
 import { formatDuration } from '../flags/duration.ts';
+import type { LogFormat } from '../log/log.ts';
 
 export const LOOPBACK = '127.0.0.1';
 export const CLUSTER_DOMAIN = 'cluster.local';
@@ -26,6 +27,8 @@ export interface LocalPodOptions {
   statsIntervalMs: number;
   /** --v for the three programs. */
   verbosity: number;
+  /** --logging-format for the three programs and dnscache. */
+  loggingFormat: LogFormat;
 }
 
 export type ProgramName = 'kube-dns' | 'dnsmasq-nanny' | 'sidecar';
@@ -54,6 +57,7 @@ export function kubeDnsArgs(o: LocalPodOptions): string[] {
     // The example's ServiceEntry (document 003's *.test.global) answered by kube-dns itself.
     '--service-entries',
     `--v=${o.verbosity}`,
+    `--logging-format=${o.loggingFormat}`,
   ];
 }
 
@@ -66,8 +70,10 @@ export function nannyArgs(o: LocalPodOptions): string[] {
     `-kubednsServer=${LOOPBACK}:${o.kubednsPort}`,
     `-metricsAddress=${LOOPBACK}:${o.nannyMetricsPort}`,
     `-v=${o.verbosity}`,
+    `-logging-format=${o.loggingFormat}`,
     '--',
     '-k',
+    `--logging-format=${o.loggingFormat}`,
     `--port=${o.dnsPort}`,
     `--listen-address=${LOOPBACK}`,
     '--bind-interfaces',
@@ -96,6 +102,7 @@ export function sidecarArgs(o: LocalPodOptions): string[] {
     `--probe=kubedns,${LOOPBACK}:${o.kubednsPort},${PROBE_NAME},${every},SRV`,
     `--probe=dnsmasq,${LOOPBACK}:${o.dnsPort},${PROBE_NAME},${every},SRV`,
     `--v=${o.verbosity}`,
+    `--logging-format=${o.loggingFormat}`,
   ];
 }
 

@@ -66,10 +66,11 @@ export function programName(path: string): string {
  */
 export function childCommand(exec: string, nodePath = process.execPath): ChildCommand {
   const name = programName(exec);
-  // dnscache logs `listening` after its handlers are set; dnsmasq sets them before `started, version`.
-  // A known program is waited for however slowly it starts (a loaded node can take seconds): a
-  // SIGHUP before its handlers are set would end it.
-  const ready = name === 'dnsmasq' ? /started, version/ : name === 'dnscache' ? /listening address=/ : null;
+  // dnscache logs `listening` after its handlers are set (text `"listening" logger=...`, JSON
+  // `"msg":"listening","v":0`); dnsmasq sets them before `started, version`. A known program is
+  // waited for however slowly it starts (a loaded node can take seconds): a SIGHUP before its
+  // handlers are set would end it.
+  const ready = name === 'dnsmasq' ? /started, version/ : name === 'dnscache' ? /"listening"[ ,]/ : null;
   const startsBeside = name === 'dnscache';
   if (!SCRIPT.has(extname(exec))) return { file: exec, prefix: [], name, ready, startsBeside };
   let flags: string[];

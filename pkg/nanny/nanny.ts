@@ -36,7 +36,7 @@ export interface NannyOptions {
   /** null = no HTTP endpoint. */
   metrics: ListenAddress | null;
   log: Logger;
-  /** The child's prefixed output lines (default: our stderr). */
+  /** The child's output lines (default: passed on into our log, pkg/nanny/supervisor.ts). */
   output?: (line: string) => void;
   backoff?: Partial<Backoff>;
 }
@@ -147,7 +147,7 @@ export class Nanny {
       try {
         do {
           this.again = false;
-          await this.applyOnce().catch((err: Error) => this.log.error('applying the configuration failed', { error: err.message }));
+          await this.applyOnce().catch((err: Error) => this.log.error('applying the configuration failed', { err: err.message }));
         } while (this.again && !this.closing);
       } finally {
         this.applying = null;

@@ -70,7 +70,7 @@ export class StubResolver {
         this.stats.failures++;
         unresolved.push(server);
         if (this.failing.get(server) !== r.error) {
-          this.log.warn('stub domain server name did not resolve, left out until it does', { domain, server, error: r.error });
+          this.log.warn('stub domain server name did not resolve, left out until it does', { domain, server, err: r.error });
           this.failing.set(server, r.error);
         }
       }

@@ -1,4 +1,4 @@
-// The child's life: start it, pass its output on (prefixed), signal it, replace it, and start it again
+// The child's life: start it, pass its output on, signal it, replace it, and start it again
 // after an unexpected exit, with backoff. Too many failures in a short window is a crash loop: then
 // the owner is told, and the pod's restart policy takes over. A replacement starts beside the old
 // child when the command allows it (dnscache shares its port: no query is lost), else once the old
@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { relayLine } from '../log/log.ts';
 import type { Logger } from '../log/log.ts';
 import type { ChildCommand } from './exec.ts';
 import { SUPERVISOR_ENV } from '../signals/shutdown.ts';
@@ -27,7 +28,11 @@ export const DEFAULT_BACKOFF: Backoff = { initialMs: 1000, maxMs: 30_000, resetA
 export interface SupervisorOptions {
   command: ChildCommand;
   log: Logger;
-  /** Where the child's output lines go, already prefixed. Default: our stderr. */
+  /**
+   * Where the child's output lines go, one at a time as written. Default: a line that is already a
+   * log entry in our format (dnscache's) is passed on as it is; any other (dnsmasq's) becomes an
+   * entry of `log`, so that the nanny's stream stays one format.
+   */
   output?: (line: string) => void;
   backoff?: Partial<Backoff>;
   /** SIGKILL a child that has not exited this long after SIGTERM. Default 5000. */
@@ -109,7 +114,7 @@ export class Supervisor {
   constructor(opts: SupervisorOptions) {
     this.command = opts.command;
     this.log = opts.log;
-    this.output = opts.output ?? ((line) => process.stderr.write(`${line}\n`));
+    this.output = opts.output ?? ((line) => relayLine(this.log, line));
     this.backoff = { ...DEFAULT_BACKOFF, ...opts.backoff };
     this.killAfterMs = opts.killAfterMs ?? 5000;
     this.readyFallbackMs = opts.readyFallbackMs ?? 2000;
@@ -189,7 +194,7 @@ export class Supervisor {
   }
 
   private spawnChild(): void {
-    const { file, prefix, name, ready } = this.command;
+    const { file, prefix, ready } = this.command;
     // Its own process group: a Ctrl-C to ours reaches only us, and we stop the child in order.
     // SUPERVISOR_ENV: our programs stop by themselves should this process die without stopping them.
     const env = { ...process.env, [SUPERVISOR_ENV]: String(process.pid) };
@@ -220,12 +225,12 @@ export class Supervisor {
     // A failed spawn has no pid and emits 'error' (an 'exit' may follow: `finish` runs once).
     proc.on('error', (err) => {
       if (proc.pid === undefined) finish({ code: null, signal: null, killed: false, error: err.message });
-      else this.log.warn('child process error', { pid: proc.pid, error: err.message });
+      else this.log.warn('child process error', { pid: proc.pid, err: err.message });
     });
     proc.once('exit', (code, signal) => finish({ code, signal, killed: run.killed }));
     for (const stream of [proc.stdout!, proc.stderr!]) {
       createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
-        this.output(`${name}: ${line}`);
+        this.output(line);
         if (!run.ready && ready !== null && ready.test(line)) this.markReady(run);
       });
     }

@@ -112,11 +112,11 @@ export class Probe {
     this.last = result;
     // State changes at info/warn; every probe at --v=4 (the original logs failures at V(3)).
     if (!result.ok && (before === null || before.ok || before.err !== result.err)) {
-      this.log.warn('probe failing', { error: result.err });
+      this.log.warn('probe failing', { err: result.err });
     } else if (result.ok && before !== null && !before.ok) {
       this.log.info('probe ok again', { latencyMs: round(result.latencyMs) });
     }
-    this.log.debug(4, 'probe done', { ok: result.ok, latencyMs: round(result.latencyMs), error: result.err || undefined });
+    this.log.debug(4, 'probe done', { ok: result.ok, latencyMs: round(result.latencyMs), err: result.err || undefined });
     this.onResult(result);
   }
 }

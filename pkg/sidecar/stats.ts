@@ -123,8 +123,8 @@ export class StatsPoller {
     } catch (err) {
       const message = (err as Error).message;
       // Once per kind of failure: a pod without a forwarder would otherwise log every interval.
-      if (this.failing !== message) log.warn('cannot read statistics from the forwarder', { error: message });
-      else log.debug(2, 'cannot read statistics from the forwarder', { error: message });
+      if (this.failing !== message) log.warn('cannot read statistics from the forwarder', { err: message });
+      else log.debug(2, 'cannot read statistics from the forwarder', { err: message });
       this.failing = message;
       this.o.onError(err as Error);
     }

@@ -22,7 +22,7 @@ export function stopOnSignals(log: Logger, stop: () => Promise<void>): void {
     stop().then(
       () => process.exit(0),
       (err: Error) => {
-        log.error('shutdown failed', { error: err.message });
+        log.error('shutdown failed', { err: err.message });
         process.exit(1);
       },
     );

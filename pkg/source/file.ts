@@ -66,9 +66,9 @@ export class FileSource implements Source {
       onContent: (text) => this.load(text),
       onUnreadable: (err) => {
         const state = this.synced ? 'keeping the last good state' : 'not synced yet';
-        this.log.error(`cluster file unreadable, ${state}; retrying`, { path: this.path, error: err.message });
+        this.log.error(`cluster file unreadable, ${state}; retrying`, { path: this.path, err: err.message });
       },
-      onError: (err) => this.log.error('cluster file update failed', { path: this.path, error: err }),
+      onError: (err) => this.log.error('cluster file update failed', { path: this.path, err }),
     });
     await this.fileWatch.start();
   }
@@ -89,10 +89,10 @@ export class FileSource implements Source {
           path: this.path,
           line: e.line,
           col: e.col,
-          error: e.reason,
+          err: e.reason,
         });
       } else {
-        this.log.error('cluster file rejected, keeping the last good state', { path: this.path, error: e });
+        this.log.error('cluster file rejected, keeping the last good state', { path: this.path, err: e });
       }
       return;
     }

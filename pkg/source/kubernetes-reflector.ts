@@ -167,7 +167,7 @@ export class Reflector {
     if (state === this.problem) return;
     this.problem = state;
     const keeping = this.listedOnce ? 'serving the last known state' : 'not synced yet';
-    this.o.log.error(`cannot list/watch ${this.kind}, ${keeping}; retrying with backoff`, { kind: this.kind, status, error });
+    this.o.log.error(`cannot list/watch ${this.kind}, ${keeping}; retrying with backoff`, { kind: this.kind, status, err: error });
   }
 
   private recovered(): void {

@@ -7,6 +7,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
+import { OutputLines } from './log-lines.ts';
 import { isAlive } from './nanny.ts';
 import { freePort } from './ports.ts';
 import { repoRoot, startProgram } from './process.ts';
@@ -107,9 +108,10 @@ export interface GroupRun {
  */
 export function startGroup(t: Test, file: string, args: string[]): GroupRun {
   const child = spawn(file, args, { cwd: repoRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const lines = new OutputLines();
+  child.stdout!.on('data', (d: Buffer) => lines.push(d.toString()));
+  child.stderr!.on('data', (d: Buffer) => lines.push(d.toString()));
+  const out = () => lines.plain();
   let done = false;
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => {
@@ -126,19 +128,19 @@ export function startGroup(t: Test, file: string, args: string[]): GroupRun {
       clearTimeout(timer);
     }
     killGroup(pid);
-    for (const s of startedPids(out)) if (isAlive(s.pid)) process.kill(s.pid, 'SIGKILL');
+    for (const s of startedPids(out())) if (isAlive(s.pid)) process.kill(s.pid, 'SIGKILL');
   });
   return {
     pid,
-    output: () => out,
+    output: out,
     exited,
     async waitFor(re, ms = 60_000) {
       const until = Date.now() + ms;
       for (;;) {
-        const m = re.exec(out);
+        const m = re.exec(out());
         if (m) return m;
-        if (done) throw new Error(`${file} ${args.join(' ')} exited before printing ${re}:\n${out}`);
-        if (Date.now() > until) throw new Error(`${file} ${args.join(' ')} did not print ${re} within ${ms} ms:\n${out}`);
+        if (done) throw new Error(`${file} ${args.join(' ')} exited before printing ${re}:\n${out()}`);
+        if (Date.now() > until) throw new Error(`${file} ${args.join(' ')} did not print ${re} within ${ms} ms:\n${out()}`);
         await new Promise((r) => setTimeout(r, 20));
       }
     },

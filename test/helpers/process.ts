@@ -5,14 +5,17 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Test } from 'tap';
+import { OutputLines } from './log-lines.ts';
 
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 export interface Program {
   child: ChildProcess;
-  /** Everything written to stderr and stdout so far. */
+  /** Everything written to stderr and stdout so far, log entries made plain (helpers/log-lines.ts). */
   output(): string;
-  /** Resolves with the first regex match in the output, rejects after `ms`. */
+  /** The same, exactly as written. */
+  rawOutput(): string;
+  /** Resolves with the first regex match in output(), rejects after `ms`. */
   waitFor(re: RegExp, ms?: number): Promise<RegExpMatchArray>;
   /** SIGTERM, then SIGKILL after 5 s; resolves with the exit code (null when killed). */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -22,10 +25,10 @@ export interface Program {
 export function startProgram(t: Test, program: string, args: string[], env: NodeJS.ProcessEnv = {}): Program {
   const entry = `${repoRoot}cmd/${program}/main.ts`;
   const child = spawn(process.execPath, [entry, ...args], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
+  const lines = new OutputLines();
   const waiters = new Set<() => void>();
   const onData = (d: Buffer) => {
-    out += d.toString();
+    lines.push(d.toString());
     for (const w of waiters) w();
   };
   child.stdout!.on('data', onData);
@@ -33,12 +36,13 @@ export function startProgram(t: Test, program: string, args: string[], env: Node
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const p: Program = {
     child,
-    output: () => out,
+    output: () => lines.plain(),
+    rawOutput: () => lines.raw(),
     exited,
     waitFor(re, ms = 15_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
-          const m = re.exec(out);
+          const m = re.exec(lines.plain());
           if (m) {
             done();
             resolve(m);
@@ -46,12 +50,12 @@ export function startProgram(t: Test, program: string, args: string[], env: Node
         };
         const timer = setTimeout(() => {
           done();
-          reject(new Error(`timed out waiting for ${re} in output of ${program}:\n${out}`));
+          reject(new Error(`timed out waiting for ${re} in output of ${program}:\n${lines.plain()}`));
         }, ms);
         const onExit = () => {
           check();
           done();
-          reject(new Error(`${program} exited while waiting for ${re}:\n${out}`));
+          reject(new Error(`${program} exited while waiting for ${re}:\n${lines.plain()}`));
         };
         const done = () => {
           clearTimeout(timer);

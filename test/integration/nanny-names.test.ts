@@ -43,7 +43,7 @@ t.test('a name that does not resolve yet is left out (real dnsmasq keeps running
     childArgs: [`--server=/my.cluster/127.0.0.1#${kd.dnsPort}`],
     files: { stubDomains: JSON.stringify({ 'corp.test': [`corp-dns.infra.svc.my.cluster:${stub.port}`] }) },
   });
-  t.match(n.program.output(), /W dnsmasq-nanny\/resolve: stub domain server name did not resolve, left out until it does domain=corp.test server=corp-dns.infra.svc.my.cluster:\d+ error="kube-dns answered NXDOMAIN/);
+  t.match(n.program.output(), /W dnsmasq-nanny\/resolve: stub domain server name did not resolve, left out until it does domain=corp.test server=corp-dns.infra.svc.my.cluster:\d+ err="kube-dns answered NXDOMAIN/);
   t.notMatch(n.program.output(), /--server=\/corp.test|server=\/corp.test/, 'the name never reaches dnsmasq');
   await eventually(async () => (await n.metric('dnsmasq_nanny_stub_resolution_failures_total')) >= 2, 'tried again at the next sync', WITHIN_SYNC + 1000);
   t.notOk(await servesCorp(n.dnsPort), 'no stub server yet');

@@ -1,10 +1,11 @@
 // The supervisor with real child processes (small Node scripts) and short backoffs: crash-loop
 // detection, restarts that wait for the old child's port, SIGKILL after the grace period, SIGHUP held
-// until the child is ready, prefixed output.
+// until the child is ready, its output passed on line by line.
 
 import t from 'tap';
 import type { Test } from 'tap';
 import { createLogger, setSink } from '../../pkg/log/log.ts';
+import { plainLine } from '../helpers/log-lines.ts';
 import { Supervisor, stoppedCleanly } from '../../pkg/nanny/supervisor.ts';
 import type { SupervisorOptions } from '../../pkg/nanny/supervisor.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -13,7 +14,7 @@ import { isAlive } from '../helpers/nanny.ts';
 
 // The supervisor's own log lines, kept for the assertions instead of cluttering the TAP output.
 const logged: string[] = [];
-setSink((line) => logged.push(line));
+setSink((line) => logged.push(plainLine(line)));
 
 /** A supervisor of `node -e <script> <args...>`, stopped at teardown; its output lines collected. */
 function supervise(t: Test, script: string, opts: Partial<SupervisorOptions> = {}) {
@@ -79,11 +80,11 @@ t.test('a restart waits for the old child to leave its port before starting the 
     process.on('SIGTERM', () => setTimeout(() => s.close(() => process.exit(0)), 300));`;
   const { sup, lines } = supervise(t, script, { backoff: { maxFailures: 1 } });
   sup.start([String(port), 'one']);
-  await eventually(() => lines.includes('kid: ready one'), 'the first child listening');
+  await eventually(() => lines.includes('ready one'), 'the first child listening');
   const first = sup.pid!;
   await sup.restart([String(port), 'two']);
   t.notOk(isAlive(first), 'the old child is gone when restart() returns');
-  await eventually(() => lines.includes('kid: ready two'), 'the second child listening on the same port');
+  await eventually(() => lines.includes('ready two'), 'the second child listening on the same port');
   t.notOk(lines.some((l) => l.includes('bind failed')));
   t.equal(sup.stats.configRestarts, 1);
   t.equal(sup.stats.exitRestarts, 0);
@@ -93,7 +94,7 @@ t.test('a restart waits for the old child to leave its port before starting the 
 t.test('a child that ignores SIGTERM is killed after the grace period, and that is not a clean stop', async (t) => {
   const { sup, lines } = supervise(t, 'process.on("SIGTERM", () => {}); console.log("ready"); setInterval(() => {}, 1000)', { killAfterMs: 200 });
   sup.start([]);
-  await eventually(() => lines.includes('kid: ready'), 'ready');
+  await eventually(() => lines.includes('ready'), 'ready');
   const exit = await sup.stop();
   t.equal(exit?.killed, true);
   t.equal(exit?.signal, 'SIGKILL');
@@ -106,20 +107,20 @@ t.test('SIGHUP is held until the child is ready (before that it would kill a Nod
   const { sup, lines } = supervise(t, script);
   sup.start([]);
   t.equal(sup.reload(), 'deferred');
-  await eventually(() => lines.includes('kid: reloaded'), 'the held SIGHUP delivered once the child was ready');
+  await eventually(() => lines.includes('reloaded'), 'the held SIGHUP delivered once the child was ready');
   t.equal(sup.reload(), 'sent');
-  await eventually(() => lines.filter((l) => l === 'kid: reloaded').length === 2, 'a second SIGHUP');
+  await eventually(() => lines.filter((l) => l === 'reloaded').length === 2, 'a second SIGHUP');
   t.equal(sup.stats.reloads, 2);
   t.equal(sup.stats.exitRestarts, 0, 'the child never died');
 });
 
-t.test('stdout and stderr are passed on line by line, prefixed', async (t) => {
+t.test('stdout and stderr are passed on line by line', async (t) => {
   const { sup, lines } = supervise(t, 'process.stdout.write("ready\\nout two\\n"); process.stderr.write("err one\\nerr"); setTimeout(() => process.stderr.write(" two\\n"), 50); setInterval(() => {}, 1000)');
   sup.start([]);
-  await eventually(() => lines.includes('kid: err two'), 'the split line joined');
-  t.ok(lines.includes('kid: ready'));
-  t.ok(lines.includes('kid: out two'));
-  t.ok(lines.includes('kid: err one'));
+  await eventually(() => lines.includes('err two'), 'the split line joined');
+  t.ok(lines.includes('ready'));
+  t.ok(lines.includes('out two'));
+  t.ok(lines.includes('err one'));
 });
 
 t.test('no child: reload and signals do nothing, stop returns null', async (t) => {
@@ -137,11 +138,11 @@ t.test('startsBeside: the new child starts first, the old one is stopped once th
   const script = "setTimeout(() => console.log('ready ' + process.argv[1]), 300); process.on('SIGTERM', () => { console.log('bye ' + process.argv[1]); process.exit(0); }); setInterval(() => {}, 1000);";
   const { sup, lines } = supervise(t, script, { command: { file: process.execPath, prefix: ['-e', script], name: 'kid', ready: /^ready/, startsBeside: true } });
   sup.start(['one']);
-  await eventually(() => lines.includes('kid: ready one'), 'the first child ready');
+  await eventually(() => lines.includes('ready one'), 'the first child ready');
   await sup.restart(['two']);
-  t.same(lines, ['kid: ready one', 'kid: ready two', 'kid: bye one'], 'the old one got SIGTERM only after the new one was ready');
+  t.same(lines, ['ready one', 'ready two', 'bye one'], 'the old one got SIGTERM only after the new one was ready');
   t.ok(sup.up);
   t.equal(sup.stats.configRestarts, 1);
   await sup.stop();
-  t.same(lines.at(-1), 'kid: bye two');
+  t.same(lines.at(-1), 'bye two');
 });

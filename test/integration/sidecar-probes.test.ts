@@ -89,7 +89,7 @@ t.test('kube-dns stopped: 503 within a couple of probes; started again: 200', as
   await startKubeDns(t, { clusterYaml: cluster, args: [`--dns-port=${kd.dnsPort}`] });
   const back = await healthWhen(sc.port, 'kubedns', (h) => h.status === 200, '200 once kube-dns is back');
   t.equal(back.json.Err, '');
-  t.match(sc.program.output(), /W sidecar\/probe\/kubedns: probe failing error="udp 127\.0\.0\.1:\d+: connection refused"/);
+  t.match(sc.program.output(), /W sidecar\/probe\/kubedns: probe failing err="udp 127\.0\.0\.1:\d+: connection refused"/);
   t.match(sc.program.output(), /I sidecar\/probe\/kubedns: probe ok again/);
 });
 
@@ -185,5 +185,5 @@ t.test('a taken HTTP port: exit 1 saying so', async (t) => {
   const first = await startSidecar(t, [await noStats()]);
   const second = startProgram(t, 'sidecar', ['--prometheus-addr=127.0.0.1', `--prometheus-port=${first.port}`, await noStats()]);
   t.equal(await second.exited, 1);
-  t.match(second.output(), /E sidecar: cannot start error=".*EADDRINUSE/);
+  t.match(second.output(), /E sidecar: cannot start err=".*EADDRINUSE/);
 });

@@ -121,5 +121,5 @@ t.test('no forwarder: each failed round counts an error, no counts, one warning'
   t.equal(value(m, 'polls_total'), 0);
   t.equal(value(m, 'hits'), 0);
   t.equal(value(m, 'max_size'), 0);
-  t.equal((sc.program.output().match(/W sidecar\/stats: cannot read statistics from the forwarder error="udp 127\.0\.0\.1:\d+: connection refused"/g) ?? []).length, 1);
+  t.equal((sc.program.output().match(/W sidecar\/stats: cannot read statistics from the forwarder err="udp 127\.0\.0\.1:\d+: connection refused"/g) ?? []).length, 1);
 });

@@ -10,6 +10,7 @@ import type { Test } from 'tap';
 import { ConfigDirWatcher, configVersion, readConfigDir } from '../../pkg/config/config.ts';
 import type { KubeDnsConfig } from '../../pkg/config/config.ts';
 import { createLogger, setSink } from '../../pkg/log/log.ts';
+import { plainLine } from '../helpers/log-lines.ts';
 
 function tempDir(t: Test): string {
   const dir = mkdtempSync(join(tmpdir(), 'config-dir-'));
@@ -36,7 +37,7 @@ function publish(dir: string, data: Record<string, string | Buffer>): void {
 
 function captureLog(t: Test): string[] {
   const lines: string[] = [];
-  setSink((line) => lines.push(line));
+  setSink((line) => lines.push(plainLine(line)));
   t.teardown(() => setSink((line) => process.stderr.write(line)));
   return lines;
 }

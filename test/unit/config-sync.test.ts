@@ -5,10 +5,11 @@ import type { Test } from 'tap';
 import { ConfigMapSync, FixedConfig } from '../../pkg/config/config.ts';
 import type { KubeDnsConfig } from '../../pkg/config/config.ts';
 import { createLogger, setSink } from '../../pkg/log/log.ts';
+import { plainLine } from '../helpers/log-lines.ts';
 
 function captureLog(t: Test): string[] {
   const lines: string[] = [];
-  setSink((line) => lines.push(line));
+  setSink((line) => lines.push(plainLine(line)));
   t.teardown(() => setSink((line) => process.stderr.write(line)));
   return lines;
 }

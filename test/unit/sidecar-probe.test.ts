@@ -6,6 +6,7 @@ import type { Test } from 'tap';
 import { Class, Rcode, Type } from '../../pkg/dns/constants.ts';
 import { emptyMessage } from '../../pkg/dns/message.ts';
 import { createLogger, setSink } from '../../pkg/log/log.ts';
+import { plainLine } from '../helpers/log-lines.ts';
 import { judgeReply, Probe, WAITING } from '../../pkg/sidecar/probe.ts';
 import type { ProbeResult } from '../../pkg/sidecar/probe.ts';
 import { parseProbeSpec } from '../../pkg/sidecar/probe-spec.ts';
@@ -16,7 +17,7 @@ import type { AnswerOptions } from '../helpers/packets.ts';
 import { answering, blackhole, udpUpstream } from '../helpers/upstreams.ts';
 
 const logLines: string[] = [];
-setSink((line) => logLines.push(line));
+setSink((line) => logLines.push(plainLine(line)));
 const log = createLogger('test');
 
 const spec = (text: string): ProbeSpec => parseProbeSpec(text) as ProbeSpec;

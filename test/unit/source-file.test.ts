@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import type { Test } from 'tap';
 import { createLogger, setSink } from '../../pkg/log/log.ts';
+import { plainLine } from '../helpers/log-lines.ts';
 import { CLUSTER_KINDS } from '../../pkg/cluster/kinds.ts';
 import { FileSource } from '../../pkg/source/file.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -11,7 +12,7 @@ import type { SourceEvent, SourceSink } from '../../pkg/source/source.ts';
 
 // Log lines as a user sees them on stderr.
 const logLines: string[] = [];
-setSink((line) => void logLines.push(line));
+setSink((line) => void logLines.push(plainLine(line)));
 
 /** Records what the source delivers: batches of events, each closed by flush(). */
 class RecordingSink implements SourceSink {
@@ -146,11 +147,11 @@ t.test('broken YAML keeps the last good state and says where', async (t) => {
   t.equal(errors.length, 1, 'one error line');
   t.match(errors[0], `path=${file}`);
   t.match(errors[0], / line=\d+ col=\d+ /);
-  t.match(errors[0], /error="YAML syntax error: /);
+  t.match(errors[0], /err="YAML syntax error: /);
 
   writeFileSync(file, svc('a', '10.0.0.1') + '---\nkind: Service\nmetadata:\n  namespace: x\n');
   await eventually(() => source.stats.rejectedLoads === 2, 'the second rejection');
-  t.match(logLines.at(-1), / line=9 col=1 error="Service document #2 has no metadata.name"/);
+  t.match(logLines.at(-1), / line=9 col=1 err="Service document #2 has no metadata.name"/);
 
   t.equal(sink.batches.length, 1, 'nothing emitted for broken files');
   t.same(source.stats, { loads: 1, rejectedLoads: 2, objects: 2 });
