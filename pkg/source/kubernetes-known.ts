@@ -18,7 +18,14 @@ export function tombstone(key: string): KubeObject {
   return { metadata: namespace ? { name: key.slice(slash + 1), namespace } : { name: key.slice(slash + 1) } };
 }
 
-export class KnownObjects {
+/** What the reflector remembers per object: versions (KnownObjects) or nothing (ForgetfulObjects). */
+export interface Known {
+  readonly size: number;
+  watched(type: 'ADDED' | 'MODIFIED' | 'DELETED', o: KubeObject): Change | null;
+  relist(): { item(o: KubeObject): Change | null; finish(): KubeObject[] };
+}
+
+export class KnownObjects implements Known {
   private readonly versions = new Map<string, string>();
 
   get size(): number {
@@ -73,5 +80,39 @@ export class Relist {
     }
     this.seen.clear();
     return gone;
+  }
+}
+
+/**
+ * Remembers nothing per object (a kind with `forgetful` hooks): every event is passed on as it is,
+ * every listed object is an add, and the kind's relisting()/relisted() replace the diff. `size` is the
+ * count of the last list.
+ */
+export class ForgetfulObjects implements Known {
+  size = 0;
+  private readonly hooks: { relisting(): void; relisted(): void };
+
+  constructor(hooks: { relisting(): void; relisted(): void }) {
+    this.hooks = hooks;
+  }
+
+  watched(type: 'ADDED' | 'MODIFIED' | 'DELETED'): Change {
+    return type === 'ADDED' ? 'add' : type === 'MODIFIED' ? 'update' : 'delete';
+  }
+
+  relist(): { item(o: KubeObject): Change; finish(): KubeObject[] } {
+    let listed = 0;
+    this.hooks.relisting();
+    return {
+      item: () => {
+        listed++;
+        return 'add';
+      },
+      finish: () => {
+        this.size = listed;
+        this.hooks.relisted();
+        return [];
+      },
+    };
   }
 }

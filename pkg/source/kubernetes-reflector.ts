@@ -12,7 +12,8 @@ import type { Logger } from '../log/log.ts';
 import { Backoff } from './kubernetes-backoff.ts';
 import type { BackoffOptions } from './kubernetes-backoff.ts';
 import type { KubeClient } from './kubernetes-client.ts';
-import { KnownObjects } from './kubernetes-known.ts';
+import { ForgetfulObjects, KnownObjects } from './kubernetes-known.ts';
+import type { Known } from './kubernetes-known.ts';
 import type { Change } from './kubernetes-known.ts';
 import { SilenceWatchdog } from './kubernetes-silence.ts';
 import type { KubeObject } from './source.ts';
@@ -22,6 +23,8 @@ export const RESTART_REASONS: readonly RestartReason[] = ['expired', 'closed', '
 
 export interface ReflectorOptions {
   kind: string;
+  /** The kind's hooks when it is too numerous to remember per object (WatchedKind.forgetful). */
+  forgetful?: { relisting(): void; relisted(): void };
   /** Its first list does not hold the source's first sync. */
   optional?: boolean;
   /** Collection paths, e.g. [/api/v1/services]: the first the server serves is used (a CRD's versions, newest first). */
@@ -102,7 +105,7 @@ export class Reflector {
   readonly optional: boolean;
   readonly stats: ReflectorStats = { objects: 0, relists: 0, lastActivity: 0, restarts: { expired: 0, closed: 0, silent: 0, error: 0 } };
   private readonly o: ReflectorOptions;
-  private readonly known = new KnownObjects();
+  private readonly known: Known;
   private readonly backoff: Backoff;
   private readonly stopper = new AbortController();
   private resourceVersion = '';
@@ -118,6 +121,7 @@ export class Reflector {
     this.kind = o.kind;
     this.optional = o.optional ?? false;
     this.o = o;
+    this.known = o.forgetful ? new ForgetfulObjects(o.forgetful) : new KnownObjects();
     this.backoff = new Backoff(o.backoff);
   }
 

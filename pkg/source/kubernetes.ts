@@ -124,6 +124,7 @@ export class KubernetesSource implements Source {
         ...common,
         kind: w.kind.kind,
         optional: w.kind.optional,
+        forgetful: w.kind.forgetful,
         paths: collectionPaths(w),
         fieldSelector: w.fieldSelector,
         log: this.log,

@@ -16,6 +16,13 @@ export interface WatchedKind {
   optional: boolean;
   /** How logs name a list of them: "Services", "EndpointSlices discovery.k8s.io/v1". */
   what: string;
+  /**
+   * For kinds too numerous to remember (Pods): the source keeps nothing per object, so it cannot diff
+   * a relist into deletes. It calls relisting() before the first listed object and relisted() after
+   * the last (each listed object an add), and the kind drops what the list did not name. Watch events
+   * arrive as they come (every MODIFIED an update, every DELETED a delete).
+   */
+  forgetful?: { relisting(): void; relisted(): void };
 }
 
 /** One kind to list and watch: in every namespace, or one with a field selector (the ConfigMap). */

@@ -1,0 +1,28 @@
+// Pods as a watched kind (--autopath): the entry kube-dns adds to the table of kinds. Optional
+// (readiness never waits for it: without it every client is unknown and answered as today), and
+// forgetful: the source keeps nothing per pod, the index is all the memory 100,000 pods take.
+
+import type { ClusterKind } from '../cluster/kind.ts';
+import type { SourceEvent } from '../source/source.ts';
+import type { PodIndex } from './pod-index.ts';
+import { trimPod } from './trim.ts';
+
+export const POD_KIND = 'Pod';
+
+/** The Pod kind, keeping pod addresses in `index`. */
+export function podKind(index: PodIndex): ClusterKind {
+  return {
+    kind: POD_KIND,
+    api: '/api/v1',
+    resource: 'pods',
+    optional: true,
+    what: 'Pods (addresses, for autopath)',
+    forgetful: { relisting: () => index.beginRelist(), relisted: () => index.endRelist() },
+    apply(_store, e: SourceEvent) {
+      const pod = trimPod(e.object);
+      if (pod === null) return;
+      if (e.type !== 'delete' && pod.eligible) index.set(pod.ip, pod.namespace, pod.owner);
+      else index.remove(pod.ip, pod.owner);
+    },
+  };
+}
