@@ -9,7 +9,7 @@ import type { Test } from 'tap';
 import { eventually } from '../helpers/eventually.ts';
 import { createLogger } from '../../pkg/log/log.ts';
 import { Backoff } from '../../pkg/source/kubernetes-backoff.ts';
-import { KnownObjects, objectKey, tombstone } from '../../pkg/source/kubernetes-known.ts';
+import { ForgetfulObjects, KnownObjects, objectKey, tombstone } from '../../pkg/source/kubernetes-known.ts';
 import { SilenceWatchdog } from '../../pkg/source/kubernetes-silence.ts';
 import { connectKube, expandEnv } from '../../pkg/source/kubernetes-client.ts';
 import { Reflector } from '../../pkg/source/kubernetes-reflector.ts';
@@ -44,6 +44,23 @@ t.test('watch events become add/update/delete; a repeated version is no change',
   t.equal(k.watched('DELETED', obj('a', 'x', '4')), 'delete');
   t.equal(k.watched('DELETED', obj('a', 'x', '4')), null, 'unknown deletes are dropped');
   t.equal(k.size, 0);
+  t.end();
+});
+
+t.test('a forgetful kind: events passed on as they come, a relist framed by its hooks instead of diffed', (t) => {
+  const calls: string[] = [];
+  const k = new ForgetfulObjects({ relisting: () => calls.push('relisting'), relisted: () => calls.push('relisted') });
+  t.equal(k.watched('ADDED'), 'add');
+  t.equal(k.watched('MODIFIED'), 'update');
+  t.equal(k.watched('MODIFIED'), 'update', 'no version kept: every MODIFIED is an update');
+  t.equal(k.watched('DELETED'), 'delete');
+  const r = k.relist();
+  t.same(calls, ['relisting']);
+  t.equal(r.item(obj('a', 'x', '1')), 'add');
+  t.equal(r.item(obj('a', 'y', '1')), 'add');
+  t.same(r.finish(), [], 'no tombstones: the kind drops what was not listed');
+  t.same(calls, ['relisting', 'relisted']);
+  t.equal(k.size, 2, 'the count of the last list');
   t.end();
 });
 
