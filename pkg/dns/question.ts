@@ -13,9 +13,14 @@ export const ReadStatus = {
   POINTER: -4,
   NOT_OPT: -5,
   BAD_OPT: -6,
+  /** An EDNS Client Subnet option RFC 7871 §7.1.1 says to answer with FORMERR. */
+  BAD_ECS: -7,
 } as const;
 
-const reasons = ['', 'short', 'label', 'name-too-long', 'question-pointer', 'not-opt', 'bad-opt'];
+const reasons = ['', 'short', 'label', 'name-too-long', 'question-pointer', 'not-opt', 'bad-opt', 'bad-ecs'];
+
+/** EDNS option code of Client Subnet (RFC 7871). */
+export const OPTION_ECS = 8;
 
 export function readStatusReason(status: number): string {
   return reasons[-status] ?? 'unknown';
@@ -63,6 +68,36 @@ export interface OptView {
   extendedRcode: number;
   version: number;
   do: boolean;
+  /** The Client Subnet option's family (1 IPv4, 2 IPv6), 0 without one. */
+  ecsFamily: number;
+  ecsSourcePrefix: number;
+  /** Where its address bytes are in the request, and how many (the prefix's, rounded up). */
+  ecsAddressAt: number;
+  ecsAddressLength: number;
+}
+
+export function emptyOptView(): OptView {
+  return { udpSize: 0, extendedRcode: 0, version: 0, do: false, ecsFamily: 0, ecsSourcePrefix: 0, ecsAddressAt: 0, ecsAddressLength: 0 };
+}
+
+/**
+ * A Client Subnet option's data at `p` (`len` bytes) into `view`; false when RFC 7871 says FORMERR:
+ * an unknown family, a prefix longer than the family's address, address bytes not exactly the
+ * prefix's, bits set beyond the prefix, or a SCOPE PREFIX-LENGTH other than 0 in a query.
+ */
+function readEcs(buf: Uint8Array, p: number, len: number, view: OptView): boolean {
+  if (len < 4) return false;
+  const family = (buf[p] << 8) | buf[p + 1];
+  const source = buf[p + 2];
+  const bytes = len - 4;
+  if ((family !== 1 && family !== 2) || source > (family === 1 ? 32 : 128) || buf[p + 3] !== 0) return false;
+  if (bytes !== (source + 7) >>> 3) return false;
+  if (source % 8 !== 0 && (buf[p + 4 + bytes - 1] & (0xff >>> (source % 8))) !== 0) return false;
+  view.ecsFamily = family;
+  view.ecsSourcePrefix = source;
+  view.ecsAddressAt = p + 4;
+  view.ecsAddressLength = bytes;
+  return true;
 }
 
 /**
@@ -78,6 +113,7 @@ export function readOpt(buf: Uint8Array, off: number, view: OptView): number {
   view.extendedRcode = buf[off + 5];
   view.version = buf[off + 6];
   view.do = (buf[off + 7] & 0x80) !== 0;
+  view.ecsFamily = 0;
   const rdlen = (buf[off + 9] << 8) | buf[off + 10];
   const end = off + 11 + rdlen;
   if (end > n) return ReadStatus.SHORT;
@@ -85,7 +121,9 @@ export function readOpt(buf: Uint8Array, off: number, view: OptView): number {
   let p = off + 11;
   while (p < end) {
     if (p + 4 > end) return ReadStatus.BAD_OPT;
-    p += 4 + ((buf[p + 2] << 8) | buf[p + 3]);
+    const len = (buf[p + 2] << 8) | buf[p + 3];
+    if (((buf[p] << 8) | buf[p + 1]) === OPTION_ECS && p + 4 + len <= end && !readEcs(buf, p + 4, len, view)) return ReadStatus.BAD_ECS;
+    p += 4 + len;
   }
   return p === end ? end : ReadStatus.BAD_OPT;
 }

@@ -10,7 +10,8 @@ import { B2_QR, B3_CD, OFF_ANCOUNT, OFF_ARCOUNT, OFF_NSCOUNT, OFF_QDCOUNT, u16 }
 import type { Message, Question } from './message.ts';
 import { canonicalName } from './names.ts';
 import { parseMessage } from './parse.ts';
-import { QUESTION_KEY_MAX, readOpt, readQuestion, readStatusReason } from './question.ts';
+import { QUESTION_KEY_MAX, emptyOptView, readOpt, readQuestion, readStatusReason } from './question.ts';
+import { clientSubnetOf, clientSubnetOpt } from './client-subnet.ts';
 import type { OptView } from './question.ts';
 import type { Responder, Transport } from './responder.ts';
 import { errorReply, render, renderState, sameQuestionName, sharedTemplate, suffixStart, templateFromEncoded, templateFromWire } from './template.ts';
@@ -42,6 +43,16 @@ export interface Query {
   transport: Transport;
   remoteAddress: string;
   remotePort: number;
+  /** The request's EDNS Client Subnet (RFC 7871), e.g. the pod a forwarder asks for; null without one. */
+  clientSubnet: ClientSubnet | null;
+}
+
+export interface ClientSubnet {
+  /** 1 IPv4, 2 IPv6 (RFC 7871's FAMILY). */
+  family: 1 | 2;
+  sourcePrefix: number;
+  /** The address, zero beyond the prefix. */
+  address: string;
 }
 
 export interface Answer {
@@ -77,6 +88,14 @@ export interface Answer {
   group?: string;
   /** An opaque number (>= 0) handed to the observer with every reply of this answer, from the cache too; NO_TAG (-1) marks an error reply made without one. */
   tag?: number;
+  /**
+   * The answer holds only for this asker: the first `clientScope` bits of the request's Client
+   * Subnet (RFC 7871's SCOPE PREFIX-LENGTH), or its address without one. The server never caches it,
+   * and a reply to a request with a Client Subnet carries the option back with the scope, so a
+   * caching forwarder keeps it for that subnet only. Answers without it carry no option: valid for
+   * every asker.
+   */
+  clientScope?: number;
 }
 
 /** null = drop the query silently. */
@@ -178,7 +197,7 @@ export class DnsServer {
   private inflight = 0;
   // Reused by every packet; only read synchronously. One byte past the question for DO and CD.
   private readonly keyBuf = Buffer.allocUnsafe(QUESTION_KEY_MAX + 1);
-  private readonly optView: OptView = { udpSize: 0, extendedRcode: 0, version: 0, do: false };
+  private readonly optView: OptView = emptyOptView();
 
   constructor(options: DnsServerOptions) {
     this.handler = options.handler;
@@ -348,6 +367,7 @@ export class DnsServer {
     let msgEnd = qEnd;
     let optDo: boolean | null = null;
     let limit = via.transport === 'tcp' ? TCP_MAX_SIZE : UDP_MIN_SIZE;
+    this.optView.ecsFamily = 0;
     if (ar === 1) {
       const opt = this.optView;
       const end = readOpt(req, qEnd, opt);
@@ -402,6 +422,7 @@ export class DnsServer {
       transport: via.transport,
       remoteAddress: address,
       remotePort: port,
+      clientSubnet: clientSubnetOf(req, this.optView),
     };
     const generation = this.cache.generation;
     const finish = (answer: Answer | null): void => {
@@ -415,7 +436,9 @@ export class DnsServer {
         if (t === null) {
           t = this.template(answer, question, req, qEnd, optDo !== null);
           t.tag = answer.tag ?? 0;
-          if (answer.cacheable === true) this.cache.set(cacheKey, t, generation, answer.ttl, answer.group);
+          if (answer.clientScope !== undefined) {
+            if (q.clientSubnet !== null) t.opt = clientSubnetOpt(q.clientSubnet, answer.clientScope, t.rcode);
+          } else if (answer.cacheable === true) this.cache.set(cacheKey, t, generation, answer.ttl, answer.group);
         }
       } catch (err) {
         return this.handlerFailed(err, req, qEnd, optDo, address, port, via, started);

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { QUESTION_KEY_MAX, ReadStatus, canonicalName, readOpt, readQuestion, readStatusReason } from '../../pkg/dns/codec.ts';
+import { QUESTION_KEY_MAX, ReadStatus, canonicalName, emptyOptView, readOpt, readQuestion, readStatusReason } from '../../pkg/dns/codec.ts';
 import type { OptView } from '../../pkg/dns/codec.ts';
 
 function query(name: number[], extra: number[] = []): Buffer {
@@ -33,12 +33,12 @@ t.test('readQuestion reports bad questions as negative statuses', async (t) => {
 });
 
 t.test('readOpt reads the OPT fields and checks its option layout', async (t) => {
-  const view: OptView = { udpSize: 0, extendedRcode: 0, version: 0, do: false };
+  const view: OptView = emptyOptView();
   const opt = [0, 0, 41, 0x04, 0xd0, 0, 0, 0x80, 0, 0, 12, 0, 10, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8];
   const buf = query(KUBE, opt);
   const qEnd = readQuestion(buf);
   t.equal(readOpt(buf, qEnd, view), buf.length);
-  t.same(view, { udpSize: 1232, extendedRcode: 0, version: 0, do: true });
+  t.match(view, { udpSize: 1232, extendedRcode: 0, version: 0, do: true, ecsFamily: 0 });
   const v1 = query(KUBE, [0, 0, 41, 0x10, 0, 0, 1, 0, 0, 0, 0]);
   readOpt(v1, qEnd, view);
   t.equal(view.version, 1);
