@@ -10,6 +10,7 @@ import { KubernetesSource } from '../../pkg/source/kubernetes.ts';
 import { CLUSTER_KINDS, startingWatches } from '../../pkg/cluster/kinds.ts';
 import type { EndpointsApi } from '../../pkg/cluster/kinds.ts';
 import { SERVICE_ENTRY_KIND } from '../../pkg/serviceentry/kind.ts';
+import { POD_KIND } from '../../pkg/autopath/kind.ts';
 import { parseFederations } from '../../pkg/config/config.ts';
 import { parseByteSize } from '../../pkg/flags/bytes.ts';
 import { kubeDnsFlags } from './flags.ts';
@@ -42,7 +43,7 @@ if (f.federations) {
 
 // --cluster-file wins when given; otherwise the Kubernetes API (kubeconfig, master URL or in-cluster).
 const source = f['cluster-file']
-  ? new FileSource(f['cluster-file'], { kinds: [...CLUSTER_KINDS.map((k) => k.kind), ...(f['service-entries'] ? [SERVICE_ENTRY_KIND] : [])], log: log.child('file-source') })
+  ? new FileSource(f['cluster-file'], { kinds: [...CLUSTER_KINDS.map((k) => k.kind), ...(f['service-entries'] ? [SERVICE_ENTRY_KIND] : []), ...(f.autopath ? [POD_KIND] : [])], log: log.child('file-source') })
   : new KubernetesSource({
       connection: { kubeconfig: f['kubecfg-file'] || undefined, masterUrl: f['kube-master-url'] || undefined },
       watches: startingWatches({ endpointsApi: f['endpoints-api'] as EndpointsApi, configMap: f['config-map'], configMapNamespace: f['config-map-namespace'] }),
@@ -72,6 +73,7 @@ const kubeDns = new KubeDns({
   answerCacheBytes: parseByteSize(f['cache-bytes'])!,
   roundRobin: f['round-robin'],
   serviceEntries: f['service-entries'],
+  autopath: f.autopath,
   version: VERSION,
 });
 await kubeDns.start().catch((err: Error) => {

@@ -1,9 +1,13 @@
-// EDNS Client Subnet (RFC 7871) as the server reads and answers it: the request's option as a
-// ClientSubnet for the handler, and the OPT record that carries it back with an answer's scope.
-// Only answers scoped to the asker carry it (RFC 7871 §7.3: none means valid for every asker).
+// EDNS Client Subnet (RFC 7871). As the server reads and answers it: the request's option as a
+// ClientSubnet for the handler, and the OPT record that carries it back with an answer's scope (only
+// answers scoped to the asker carry it: RFC 7871 §7.3, none means valid for every asker). As a
+// forwarder sends it: the asker's address put into a query, the scope read from the reply, and the
+// option taken out again before the reply goes back to an asker that did not send it.
 
 import { Type } from './constants.ts';
-import { formatIPv4, formatIPv6, parseIPv6, writeIPv4 } from './ip.ts';
+import { OFF_ANCOUNT, OFF_ARCOUNT, OFF_NSCOUNT, OFF_QDCOUNT, setU16, u16 } from './header.ts';
+import { formatIPv4, formatIPv6, parseIPv4, parseIPv6, writeIPv4 } from './ip.ts';
+import { skipName } from './walk.ts';
 import { OPTION_ECS } from './question.ts';
 import type { OptView } from './question.ts';
 import type { ClientSubnet } from './server.ts';
@@ -39,4 +43,102 @@ export function clientSubnetOpt(subnet: ClientSubnet, scope: number, rcode: numb
   else parseIPv6(subnet.address, full, 0);
   out.set(full.subarray(0, addressLength), 19);
   return out.toString('latin1');
+}
+
+/** Where the OPT record of a message is: [start, end) and where its RDATA starts; null without one. */
+function findOpt(wire: Uint8Array): { start: number; rdata: number; end: number } | null {
+  if (wire.length < 12) return null;
+  let off = 12;
+  for (let i = u16(wire, OFF_QDCOUNT); i > 0; i--) {
+    off = skipName(wire, off);
+    if (off < 0) return null;
+    off += 4;
+  }
+  const records = u16(wire, OFF_ANCOUNT) + u16(wire, OFF_NSCOUNT) + u16(wire, OFF_ARCOUNT);
+  for (let i = 0; i < records; i++) {
+    const start = off;
+    off = skipName(wire, off);
+    if (off < 0 || off + 10 > wire.length) return null;
+    const end = off + 10 + u16(wire, off + 8);
+    if (end > wire.length) return null;
+    if (u16(wire, off) === Type.OPT) return { start, rdata: off + 10, end };
+    off = end;
+  }
+  return null;
+}
+
+/** The OPT's options other than Client Subnet, as bytes. */
+function otherOptions(wire: Uint8Array, rdata: number, end: number): Uint8Array[] {
+  const kept: Uint8Array[] = [];
+  for (let p = rdata; p + 4 <= end; ) {
+    const next = p + 4 + u16(wire, p + 2);
+    if (u16(wire, p) !== OPTION_ECS) kept.push(wire.subarray(p, Math.min(next, end)));
+    p = next;
+  }
+  return kept;
+}
+
+/** `wire` with the OPT at [start, end) given new options (its fixed part kept). */
+function replaceOptions(wire: Uint8Array, opt: { start: number; rdata: number; end: number }, options: Uint8Array[]): Uint8Array {
+  const length = options.reduce((n, o) => n + o.length, 0);
+  const out = Buffer.alloc(opt.rdata + length + (wire.length - opt.end));
+  out.set(wire.subarray(0, opt.rdata), 0);
+  setU16(out, opt.rdata - 2, length);
+  let p = opt.rdata;
+  for (const o of options) {
+    out.set(o, p);
+    p += o.length;
+  }
+  out.set(wire.subarray(opt.end), p);
+  return out;
+}
+
+/**
+ * A query with the asker's whole address as its Client Subnet (/32 or /128), replacing any the
+ * asker sent; an OPT is added when the query has none. null when `address` is not an IP address.
+ */
+export function withClientSubnet(query: Uint8Array, address: string): Uint8Array | null {
+  const bytes = new Uint8Array(16);
+  const v4 = address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+  let family: 1 | 2;
+  if (parseIPv4(v4, 0, v4.length, bytes, 0)) family = 1;
+  else if (parseIPv6(address, bytes, 0)) family = 2;
+  else return null;
+  const length = family === 1 ? 4 : 16;
+  const option = Buffer.alloc(8 + length);
+  setU16(option, 0, OPTION_ECS);
+  setU16(option, 2, 4 + length);
+  setU16(option, 4, family);
+  option[6] = length * 8;
+  option.set(bytes.subarray(0, length), 8);
+  const opt = findOpt(query);
+  if (opt !== null) return replaceOptions(query, opt, [...otherOptions(query, opt.rdata, opt.end), option]);
+  const out = Buffer.alloc(query.length + 11 + option.length);
+  out.set(query, 0);
+  setU16(out, OFF_ARCOUNT, u16(query, OFF_ARCOUNT) + 1);
+  const at = query.length;
+  setU16(out, at + 1, Type.OPT);
+  setU16(out, at + 3, OUR_UDP_SIZE);
+  setU16(out, at + 9, option.length);
+  out.set(option, at + 11);
+  return out;
+}
+
+/** The SCOPE PREFIX-LENGTH of a reply's Client Subnet, or -1 without one. */
+export function replyClientScope(reply: Uint8Array): number {
+  const opt = findOpt(reply);
+  if (opt === null) return -1;
+  for (let p = opt.rdata; p + 4 <= opt.end; p += 4 + u16(reply, p + 2)) {
+    if (u16(reply, p) === OPTION_ECS && p + 8 <= opt.end) return reply[p + 7];
+  }
+  return -1;
+}
+
+/** A reply without its Client Subnet option (for an asker who sent none): the same bytes when it has none. */
+export function withoutClientSubnet(reply: Uint8Array): Uint8Array {
+  const opt = findOpt(reply);
+  if (opt === null) return reply;
+  const kept = otherOptions(reply, opt.rdata, opt.end);
+  const length = kept.reduce((n, o) => n + o.length, 0);
+  return length === opt.end - opt.rdata ? reply : replaceOptions(reply, opt, kept);
 }

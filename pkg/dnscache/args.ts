@@ -29,6 +29,11 @@ export interface DnscacheConfig {
    * it stops (the nanny's restarts). Off: a second process on the port fails, as dnsmasq does.
    */
   reusePort: boolean;
+  /**
+   * --add-subnet=32[,128]: pass each asker's whole address as an EDNS Client Subnet to servers on
+   * loopback (kube-dns in the pod, for --autopath), and keep replies scoped to it for that asker only.
+   */
+  addSubnet: boolean;
   /** Rotate A/AAAA answers per reply (ours; on by default, --no-round-robin turns it off). */
   roundRobin: boolean;
   noNegcache: boolean;
@@ -91,6 +96,17 @@ function int(name: string, value: string, max = 0x7fffffff): number {
   return Number(value);
 }
 
+/**
+ * dnsmasq's --add-subnet, in the one form autopath needs: the asker's whole address (32, or 32,128).
+ * 0 (dnsmasq's "mark, send nothing") turns it off; shorter prefixes and fixed addresses are refused:
+ * they would name no single pod.
+ */
+function addSubnet(name: string, value: string): boolean {
+  if (value === '0' || value === '0,0') return false;
+  if (value === '32' || value === '32,128') return true;
+  throw new ArgsError(name, `bad value for --${name}: ${JSON.stringify(value)} (dnscache passes the asker's whole address or nothing: 32,128 or 0)`);
+}
+
 function logFormat(name: string, value: string): LogFormat {
   if (!(LOG_FORMATS as readonly string[]).includes(value)) throw new ArgsError(name, `bad value for --${name}: ${JSON.stringify(value)} (${LOG_FORMATS.join(' or ')})`);
   return value as LogFormat;
@@ -140,6 +156,7 @@ const options: Record<string, OptionSpec> = {
   'bind-interfaces': { kind: 'flag', apply: (c) => (c.bindInterfaces = true) },
   'cache-size': { kind: 'value', apply: (c, v, n) => (c.cacheSize = int(n, v)) },
   'cache-bytes': { kind: 'value', apply: (c, v, n) => (c.cacheBytes = byteSize(n, v)) },
+  'add-subnet': { kind: 'value', apply: (c, v, n) => (c.addSubnet = addSubnet(n, v)) },
   'reuse-port': { kind: 'flag', apply: (c) => (c.reusePort = true) },
   'no-round-robin': { kind: 'flag', apply: (c) => (c.roundRobin = false) },
   'no-negcache': { kind: 'flag', apply: (c) => (c.noNegcache = true) },
@@ -187,6 +204,7 @@ export function defaultConfig(): DnscacheConfig {
     cacheSize: 150,
     cacheBytes: DEFAULT_CACHE_BYTES,
     reusePort: false,
+    addSubnet: false,
     roundRobin: true,
     noNegcache: false,
     negTtl: 0,

@@ -3,6 +3,8 @@
 // question in flight (later askers of the same question wait for it). The reply comes back with
 // the lifetime the cache policy gives it, and the DnsServer keeps it for that long.
 
+import { LRUCache } from 'lru-cache';
+import { replyClientScope, withClientSubnet, withoutClientSubnet } from '../dns/client-subnet.ts';
 import { Class, Rcode } from '../dns/constants.ts';
 import { canonicalName, readName } from '../dns/codec.ts';
 import { u16 } from '../dns/header.ts';
@@ -13,6 +15,8 @@ import { ForwardError } from '../forward/forward.ts';
 import type { Forwarder } from '../forward/forward.ts';
 import type { Logger } from '../log/log.ts';
 import { prepareForCache, questionKey } from './cache.ts';
+import { readReplyShape } from './records.ts';
+import { readTtl, writeTtl } from '../dns/walk.ts';
 import type { CachePolicy } from './cache.ts';
 import type { LoopDetector } from './loop.ts';
 import { chaosReply } from './stats.ts';
@@ -39,12 +43,23 @@ export interface CachingHandlerOptions {
   loop?: LoopDetector;
   /** servers.bind's strings; without it servers.bind is refused like any unknown CHAOS name. */
   serversBind?: () => string[];
+  /** --add-subnet: the asker's address goes to servers on loopback, and replies scoped to it are kept for it alone. */
+  addSubnet?: boolean;
 }
 
 /** An upstream reply with TTLs as the cache keeps them, and its lifetime (0 = not kept). */
 interface Forwarded {
   wire: Uint8Array;
   ttl: number;
+  /** The server scoped it to the asker (a Client Subnet scope above 0): never in the shared cache. */
+  scoped?: boolean;
+}
+
+/** A reply kept for one asker: its bytes, where its TTLs are, and when it was kept. */
+interface ScopedEntry {
+  wire: Uint8Array;
+  ttlOffsets: number[];
+  storedAt: number;
 }
 
 export class CachingHandler {
@@ -57,6 +72,9 @@ export class CachingHandler {
   private readonly loop: LoopDetector | undefined;
   private readonly serversBind: (() => string[]) | undefined;
   private readonly inflight = new Map<string, Promise<Forwarded>>();
+  private readonly addSubnet: boolean;
+  /** --add-subnet: replies scoped to one asker, by `<asker> <question key>`; null without it or a cache. */
+  private readonly scoped: LRUCache<string, ScopedEntry> | null;
   /** Questions the cache did not answer (CHAOS and returning loop probes are not questions for it). */
   private misses = 0;
 
@@ -68,6 +86,8 @@ export class CachingHandler {
     this.logQueries = o.logQueries === true;
     this.loop = o.loop;
     this.serversBind = o.serversBind;
+    this.addSubnet = o.addSubnet === true;
+    this.scoped = this.addSubnet && o.policy.size > 0 ? new LRUCache({ max: o.policy.size }) : null;
   }
 
   /** dnsmasq's cache statistics: the cache's own counts, and the misses seen here. */
@@ -92,7 +112,18 @@ export class CachingHandler {
     // The DnsServers answer every hit before the handler: whatever comes here is a miss (an
     // expired entry included, once: the server deleted it).
     this.misses++;
-    const key = questionKey(q.qname, question.type, question.class, message.edns?.do === true, message.cd);
+    let key = questionKey(q.qname, question.type, question.class, message.edns?.do === true, message.cd);
+    // --add-subnet: a question for a server in the pod goes with the asker's address, and its reply
+    // may hold for this asker alone: asked, shared in flight and kept per asker.
+    const asker = this.addSubnet && this.forwarder.isLocal(q.qname) ? q.remoteAddress : null;
+    if (asker !== null) {
+      key = `${asker} ${key}`;
+      const kept = this.scopedHit(key);
+      if (kept !== null) {
+        if (this.logQueries) this.log.info('query', { name: q.qname, type: question.type, from: 'cache', client: q.remoteAddress });
+        return { wire: kept };
+      }
+    }
     const pending = this.inflight.get(key);
     if (this.logQueries) {
       this.log.info('query', { name: q.qname, type: question.type, from: pending !== undefined ? 'shared' : 'forwarded', client: q.remoteAddress });
@@ -103,19 +134,45 @@ export class CachingHandler {
       // The asker that sent the upstream query stores the answer; once is enough.
       return pending.then((r) => ({ wire: r.wire }), failed);
     }
-    return this.forward(q, key).then((r) => ({ wire: r.wire, cacheable: r.ttl > 0, ttl: r.ttl }), failed);
+    return this.forward(q, key, asker).then((r) => (r.scoped ? { wire: r.wire } : { wire: r.wire, cacheable: r.ttl > 0, ttl: r.ttl }), failed);
   };
+
+  /** A kept scoped reply with its TTLs aged by the whole seconds it was kept; null when none is live. */
+  private scopedHit(key: string): Uint8Array | null {
+    const e = this.scoped?.get(key);
+    if (e === undefined) return null;
+    const age = Math.floor((Date.now() - e.storedAt) / 1000);
+    const wire = Buffer.from(e.wire);
+    for (const off of e.ttlOffsets) writeTtl(wire, off, Math.max(0, readTtl(wire, off) - age));
+    return wire;
+  }
+
+  /** The reply to a question sent with the asker's address: scoped ones kept for the asker, the option taken out. */
+  private received(reply: Uint8Array, key: string): Forwarded {
+    const scope = replyClientScope(reply);
+    const wire = withoutClientSubnet(reply);
+    const ttl = prepareForCache(wire, this.policy);
+    if (scope <= 0) return { wire, ttl };
+    const shape = ttl > 0 ? readReplyShape(wire) : null;
+    if (shape !== null) this.scoped?.set(key, { wire, ttlOffsets: shape.ttlOffsets, storedAt: Date.now() }, { ttl: ttl * 1000 });
+    return { wire, ttl: 0, scoped: true };
+  }
 
   /** After a reload: later askers get a query on the new routes instead of joining one on the old. */
   forgetInflight(): void {
     this.inflight.clear();
+    this.scoped?.clear();
   }
 
-  private forward(q: Query, key: string): Promise<Forwarded> {
+  private forward(q: Query, key: string, asker: string | null): Promise<Forwarded> {
     this.stats.forwarded++;
     // The asker's bytes as they came (the server let through only a question and an OPT); the
     // forwarder copies them before setting its own ID. Its reply is ours to rewrite.
-    const pending = this.forwarder.forward(q.wire, q.qname).then((wire) => ({ wire, ttl: prepareForCache(wire, this.policy) }));
+    const query = asker === null ? null : withClientSubnet(q.wire, asker);
+    const pending =
+      query === null
+        ? this.forwarder.forward(q.wire, q.qname).then((wire) => ({ wire, ttl: prepareForCache(wire, this.policy) }))
+        : this.forwarder.forward(query, q.qname).then((wire) => this.received(wire, key));
     this.inflight.set(key, pending);
     const forget = () => {
       if (this.inflight.get(key) === pending) this.inflight.delete(key);

@@ -89,6 +89,7 @@ export class DnsCache {
       logQueries: c.logQueries,
       loop: this.loop,
       serversBind: () => serversBindTexts(this.forwarder.serverStats(), this.order),
+      addSubnet: c.addSubnet,
     });
     const addresses = c.listenAddresses.length > 0 ? c.listenAddresses : ['0.0.0.0'];
     // One cache for every address: a question asked on one is a hit on all.

@@ -110,6 +110,15 @@ export class Forwarder {
     return true;
   }
 
+  /**
+   * Whether every server a name goes to is on loopback: a server in the same pod (kube-dns beside
+   * dnscache), the only kind an asker's address may be passed to (dnscache --add-subnet).
+   */
+  isLocal(qname: string): boolean {
+    const servers = this.routes.serversFor(qname);
+    return servers.length > 0 && servers.every((s) => s.host === '::1' || s.host.startsWith('127.'));
+  }
+
   /** The servers a name would be sent to, in the order they are tried. */
   serversFor(qname: string): Upstream[] {
     const servers = this.routes.serversFor(qname);

@@ -10,6 +10,9 @@ import { CLUSTER_KINDS, NODE_WATCH } from '../cluster/kinds.ts';
 import type { ClusterKind } from '../cluster/kind.ts';
 import { ServiceEntryNames } from '../serviceentry/names.ts';
 import { serviceEntryKind } from '../serviceentry/kind.ts';
+import { podKind } from '../autopath/kind.ts';
+import { registerAutopathMetrics } from '../autopath/metrics.ts';
+import { PodIndex } from '../autopath/pod-index.ts';
 import type { Source } from '../source/source.ts';
 import { KubernetesSource } from '../source/kubernetes.ts';
 import { registerKubernetesSourceMetrics } from '../source/kubernetes-metrics.ts';
@@ -55,6 +58,8 @@ export interface KubeDnsOptions {
   roundRobin: boolean;
   /** --service-entries: answer the hosts of Istio ServiceEntries. */
   serviceEntries?: boolean;
+  /** --autopath: answer a pod's whole search walk at its first query (watches Pods). */
+  autopath?: boolean;
   version: string;
 }
 
@@ -85,7 +90,8 @@ export class KubeDns {
     this.configSync = this.makeConfigSync();
     this.config = this.configSync.current();
     const serviceEntries = o.serviceEntries ? new ServiceEntryNames() : null;
-    const kinds = serviceEntries === null ? CLUSTER_KINDS : [...CLUSTER_KINDS, this.watchServiceEntries(serviceEntries)];
+    const pods = o.autopath ? new PodIndex() : null;
+    const kinds = [...CLUSTER_KINDS, ...(serviceEntries ? [this.watchServiceEntries(serviceEntries)] : []), ...(pods ? [this.watch(podKind(pods))] : [])];
     this.store = new ClusterStore(
       {
         servicesChanged: (keys) => this.servicesChanged(keys),
@@ -111,6 +117,7 @@ export class KubeDns {
       hostname: hostname(),
       log: this.log.child('resolver'),
       serviceEntries,
+      autopath: pods && { index: pods, counted: registerAutopathMetrics(this.metrics.registry, pods) },
     });
     if (serviceEntries !== null) this.metrics.setServiceEntryReader(() => serviceEntries.counts());
     const answers = new AnswerCache({ maxBytes: o.answerCacheBytes });
@@ -167,6 +174,11 @@ export class KubeDns {
         this.log.warn('ServiceEntry skipped', { problem });
       },
     });
+    return this.watch(kind);
+  }
+
+  /** An optional kind, watched from the start by the API source (readiness never waits for it). */
+  private watch(kind: ClusterKind): ClusterKind {
     this.o.source.watch?.({ kind });
     return kind;
   }

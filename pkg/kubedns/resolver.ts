@@ -14,6 +14,8 @@ import type { Logger } from '../log/log.ts';
 import type { NodeTopology } from '../cluster/model.ts';
 import { federationAnswer, federationQuery } from './federation.ts';
 import type { ServiceEntryNames } from '../serviceentry/names.ts';
+import { askerIPv4, firstCandidate, restOfWalk } from '../autopath/search.ts';
+import type { Autopath } from '../autopath/autopath.ts';
 
 /**
  * The cache group of ServiceEntry answers outside the cluster zone; inside it an answer rests on no
@@ -50,6 +52,8 @@ export interface ResolverOptions {
   log: Logger;
   /** --service-entries: the names ServiceEntries answer for; null when off. */
   serviceEntries?: ServiceEntryNames | null;
+  /** --autopath: pod addresses and the outcome counter; null when off. */
+  autopath?: Autopath | null;
 }
 
 const REVERSE_SUFFIXES = ['.in-addr.arpa', '.ip6.arpa'];
@@ -112,11 +116,82 @@ export class Resolver {
     const message = reply(r.rcode, { aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals });
     // NXDOMAIN and NODATA carry only the zone's SOA: one template for every such name, so a flood of
     // made-up names costs no cache entry each.
-    if (r.answers.length === 0 && r.additionals.length === 0) return { message, below: this.o.zone.domain, group: ZONE_WIDE, tag };
+    if (r.answers.length === 0 && r.additionals.length === 0) {
+      const negative: Answer = { message, below: this.o.zone.domain, group: ZONE_WIDE, tag };
+      const walked = r.rcode === Rcode.NXDOMAIN ? this.autopath(q) : null;
+      if (walked === null) return negative;
+      return walked instanceof Promise ? walked.then((a) => a ?? negative) : walked;
+    }
     // Pod records answer any dashed address: a flood of them must not push real names out of the cache.
     // A change to the owning service drops the answer; the rest of the cache stays.
     if (r.chase === null) return { message, cacheable: !r.synthesized, group: r.owner, tag };
     return this.chase(message, r.chase, q.question.type);
+  }
+
+  /**
+   * --autopath: the first candidate of a pod's search walk (`<name>.<ns>.svc.<zone>` from a pod of
+   * <ns>) does not exist, so walk the rest here and answer with where the walk ends: a CNAME to the
+   * name found and its records, for this asker only. null (today's NXDOMAIN) when the name is no
+   * first candidate, the asker is not known to be a pod of <ns>, or the walk ends in NXDOMAIN or a
+   * failure (the client's own walk then reaches the same end).
+   */
+  private autopath(q: Query): Answer | Promise<Answer | null> | null {
+    const ap = this.o.autopath;
+    if (ap === undefined || ap === null) return null;
+    const zone = this.o.zone;
+    const first = firstCandidate(q.qname, zone.domain);
+    if (first === null) return null;
+    const ip = askerIPv4(q);
+    const namespace = ip < 0 ? undefined : ap.index.namespaceOf(ip);
+    if (namespace !== first.namespace) {
+      if (namespace === undefined) ap.counted('unknown-client');
+      return null;
+    }
+    const qtype = q.question.type;
+    const walk = restOfWalk(first.name, zone.domain);
+    for (const candidate of walk) {
+      if (!zone.contains(candidate)) return this.autopathUpstream(q, candidate);
+      const r = zone.lookup(candidate, qtype);
+      if (r.rcode === Rcode.NXDOMAIN) {
+        const addresses = this.o.serviceEntries?.lookup(candidate) ?? null;
+        if (addresses === null) continue;
+        return this.autopathAnswer(q, candidate, reply(Rcode.NOERROR, { aa: true, answers: entryRecords(candidate, qtype, addresses, zone.ttl) }), 'cluster');
+      }
+      const message = reply(r.rcode, { aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals });
+      if (r.chase === null) return this.autopathAnswer(q, candidate, message, 'cluster');
+      return this.chase(message, r.chase, qtype).then((a) => this.autopathAnswer(q, candidate, a.message!, 'cluster'));
+    }
+    ap.counted('nxdomain');
+    return null;
+  }
+
+  /** The last step of the walk: the name itself, upstream (stub domains honoured). */
+  private async autopathUpstream(q: Query, name: string): Promise<Answer | null> {
+    const query = emptyMessage(randomId());
+    query.rd = true;
+    query.questions.push({ name, type: q.question.type, class: Class.IN });
+    let upstream: Message;
+    try {
+      upstream = parseMessage(await this.o.forwarder.forward(encodeMessage(query).bytes, name));
+    } catch (err) {
+      this.o.log.debug(1, 'autopath: forwarding failed, answering as without it', { name, err });
+      this.o.autopath!.counted('failed');
+      return null;
+    }
+    if (upstream.rcode !== Rcode.NOERROR) {
+      this.o.autopath!.counted(upstream.rcode === Rcode.NXDOMAIN ? 'nxdomain' : 'failed');
+      return null;
+    }
+    const message = reply(Rcode.NOERROR, { answers: upstream.answers, authorities: upstream.authorities });
+    return this.autopathAnswer(q, name, message, 'upstream');
+  }
+
+  /** `message` (the answer for `found`) behind a CNAME from the asked name: this asker's alone. */
+  private autopathAnswer(q: Query, found: string, message: Message, outcome: 'cluster' | 'upstream'): Answer {
+    this.o.autopath!.counted(outcome);
+    const cname: ResourceRecord = { name: q.qname, type: Type.CNAME, class: Class.IN, ttl: this.o.zone.ttl, data: { target: found } };
+    message.answers = [cname, ...message.answers];
+    return { message, clientScope: 32, tag: SYSTEM_TAG[outcome === 'cluster' ? 'auth' : 'recursive'] };
   }
 
   /** `<svc>.<ns>.<fed>.svc.<zone>`: a CNAME (TTL 0, as the original), followed; null for other names. */
@@ -169,14 +244,7 @@ export class Resolver {
   private serviceEntry(q: Query, group: string): Answer | null {
     const addresses = this.o.serviceEntries?.lookup(q.qname) ?? null;
     if (addresses === null) return null;
-    const type = q.question.type;
-    const ttl = this.o.zone.ttl;
-    const answers: ResourceRecord[] = [];
-    for (const address of addresses) {
-      const v6 = address.includes(':');
-      if ((type === Type.A || type === Type.ANY) && !v6) answers.push({ name: q.qname, type: Type.A, class: Class.IN, ttl, data: { address } });
-      if ((type === Type.AAAA || type === Type.ANY) && v6) answers.push({ name: q.qname, type: Type.AAAA, class: Class.IN, ttl, data: { address } });
-    }
+    const answers = entryRecords(q.qname, q.question.type, addresses, this.o.zone.ttl);
     return { message: reply(Rcode.NOERROR, { aa: true, answers }), cacheable: true, group, tag: SYSTEM_TAG.auth };
   }
 
@@ -208,6 +276,17 @@ export class Resolver {
       return { message: reply(Rcode.SERVFAIL), cacheable: false, tag };
     }
   }
+}
+
+/** A ServiceEntry's addresses of the asked family as records of `name`. */
+function entryRecords(name: string, type: number, addresses: readonly string[], ttl: number): ResourceRecord[] {
+  const answers: ResourceRecord[] = [];
+  for (const address of addresses) {
+    const v6 = address.includes(':');
+    if ((type === Type.A || type === Type.ANY) && !v6) answers.push({ name, type: Type.A, class: Class.IN, ttl, data: { address } });
+    if ((type === Type.AAAA || type === Type.ANY) && v6) answers.push({ name, type: Type.AAAA, class: Class.IN, ttl, data: { address } });
+  }
+  return answers;
 }
 
 function chaosText(qname: string, o: ResolverOptions): string | null {

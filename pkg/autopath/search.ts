@@ -1,0 +1,43 @@
+// The kubelet's search list, as autopath walks it for a pod of namespace <ns> in zone <zone>:
+//   search <ns>.svc.<zone> svc.<zone> <zone>   (options ndots:5)
+// A name with fewer than five dots is first asked as `<name>.<ns>.svc.<zone>`: that query, from a
+// pod of <ns>, is the one autopath answers with the end of the whole walk.
+
+import type { Query } from '../dns/server.ts';
+import { ipv4Number } from './pod-index.ts';
+
+export interface FirstCandidate {
+  /** What the client looks up, e.g. `api.example.com` or `db.prod`. */
+  name: string;
+  /** The namespace whose search list this is the first candidate of. */
+  namespace: string;
+}
+
+/** `<name>.<ns>.svc.<zone>` → its name and namespace; null for any other name. */
+export function firstCandidate(qname: string, zone: string): FirstCandidate | null {
+  const suffix = `.svc.${zone}`;
+  if (!qname.endsWith(suffix)) return null;
+  const head = qname.slice(0, -suffix.length);
+  const dot = head.lastIndexOf('.');
+  if (dot <= 0) return null;
+  return { name: head.slice(0, dot), namespace: head.slice(dot + 1) };
+}
+
+/** The rest of the walk after the first candidate, in order; the last is the name itself (absolute). */
+export function restOfWalk(name: string, zone: string): string[] {
+  return [`${name}.svc.${zone}`, `${name}.${zone}`, name];
+}
+
+/**
+ * The asker's IPv4 address as ipv4Number, or -1. The Client Subnet is trusted only from the pod's
+ * own forwarder (a loopback sender) and only when it names one address (/32); from anyone else the
+ * packet's source counts, so no pod can speak for another namespace.
+ */
+export function askerIPv4(q: Query): number {
+  const from = q.remoteAddress.startsWith('::ffff:') ? q.remoteAddress.slice(7) : q.remoteAddress;
+  if (from.startsWith('127.') || from === '::1') {
+    const s = q.clientSubnet;
+    return s !== null && s.family === 1 && s.sourcePrefix === 32 ? ipv4Number(s.address) : -1;
+  }
+  return ipv4Number(from);
+}
