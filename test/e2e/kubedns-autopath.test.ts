@@ -1,0 +1,48 @@
+// --autopath on a real kube-apiserver, with the kube-dns token (bound by manifests/rbac.yaml and
+// manifests/optional/rbac-autopath.yaml): Pods are listed and watched; a pod gets its address as the
+// kubelet gives it (the status subresource), and from then on the first candidate of its search walk
+// is answered with the end of the walk; once the pod is gone, its address is unknown again.
+
+import t from 'tap';
+import { startCluster } from './harness/cluster.ts';
+import { e2eCanRun } from './harness/gate.ts';
+import { dig } from '../helpers/dig.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { startKubeDns } from '../helpers/kubedns.ts';
+import { sample, scrape } from '../helpers/sidecar.ts';
+
+const POD_IP = '10.244.7.8';
+const NAME = 'kubernetes.default.apps.svc.cluster.local';
+
+t.test('Pods from a real API server: an address known once the pod has it, forgotten when the pod goes', async (t) => {
+  if (!e2eCanRun(t)) return;
+  const cluster = await startCluster(t);
+  await cluster.apply('apiVersion: v1\nkind: Namespace\nmetadata: { name: apps }');
+  await cluster.apply(`apiVersion: v1
+kind: Pod
+metadata: { name: client, namespace: apps }
+spec: { containers: [{ name: c, image: example.invalid/c }] }`);
+  const kd = await startKubeDns(t, { args: [`--kubecfg-file=${cluster.kubeconfig(cluster.kubeDnsToken)}`, '--autopath'] });
+  t.match(kd.program.output(), /watching=".*Pods \(addresses, for autopath\)/, 'listed and watched from the start');
+  // dig from loopback with the pod's address as Client Subnet: as dnscache --add-subnet asks.
+  const ask = () => dig(kd.dnsPort, NAME, 'A', [`+subnet=${POD_IP}/32`, '+time=1', '+tries=1']);
+  t.equal((await ask()).status, 'NXDOMAIN', 'no address yet: unknown');
+
+  const patched = await cluster.request('PATCH', '/api/v1/namespaces/apps/pods/client/status', { status: { phase: 'Running', podIP: POD_IP, podIPs: [{ ip: POD_IP }] } });
+  t.equal(patched.status, 200);
+  const started = Date.now();
+  const known = await eventually(async () => {
+    const r = await ask();
+    return r.status === 'NOERROR' ? r : null;
+  }, 'the address learnt from the watch', 10_000);
+  t.ok(Date.now() - started < 2000, 'within 2 s of the kubelet-style status update');
+  t.same(known.answer.map((a) => a.type), ['CNAME', 'A'], "a CNAME to the API server's Service, then its address");
+  t.equal(known.answer[0].data, 'kubernetes.default.svc.cluster.local.');
+  t.match(known.raw, new RegExp(`CLIENT-SUBNET: ${POD_IP.replaceAll('.', '\\.')}/32/32`), 'scoped to the pod');
+  t.equal(sample(await scrape(kd.httpPort), 'kubedns_autopath_pods'), 1);
+  t.notMatch(kd.program.output(), /forbidden/i, 'the optional RBAC lets the kube-dns identity read them');
+
+  t.equal((await cluster.request('DELETE', '/api/v1/namespaces/apps/pods/client', { gracePeriodSeconds: 0 })).status, 200);
+  await eventually(async () => (await ask()).status === 'NXDOMAIN', 'the address forgotten with the pod', 10_000);
+  t.equal(sample(await scrape(kd.httpPort), 'kubedns_autopath_pods'), 0);
+});
