@@ -22,9 +22,15 @@ export interface Program {
   exited: Promise<number | null>;
 }
 
-export function startProgram(t: Test, program: string, args: string[], env: NodeJS.ProcessEnv = {}): Program {
-  const entry = `${repoRoot}cmd/${program}/main.ts`;
-  const child = spawn(process.execPath, [entry, ...args], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** One of our programs from source; `wrap` runs it through another command (`ip netns exec <ns>`). */
+export function startProgram(t: Test, program: string, args: string[], env: NodeJS.ProcessEnv = {}, wrap: string[] = []): Program {
+  return startCommand(t, [...wrap, process.execPath, `${repoRoot}cmd/${program}/main.ts`, ...args], env, program);
+}
+
+/** Any command (`argv[0]` the file), watched and stopped the same way; `name` for messages. */
+export function startCommand(t: Test, argv: string[], env: NodeJS.ProcessEnv = {}, name = argv[0]): Program {
+  const program = name;
+  const child = spawn(argv[0], argv.slice(1), { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines = new OutputLines();
   const waiters = new Set<() => void>();
   const onData = (d: Buffer) => {
