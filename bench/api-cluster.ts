@@ -5,7 +5,7 @@
 
 import { Agent, request as httpsRequest } from 'node:https';
 import { readFileSync } from 'node:fs';
-import type { Test } from 'tap';
+import { benchScope } from './report.ts';
 import { startCluster } from '../test/e2e/harness/cluster.ts';
 import type { TestCluster } from '../test/e2e/harness/cluster.ts';
 
@@ -17,8 +17,10 @@ export interface BenchCluster {
   create(obj: KubeObject): Promise<void>;
   /** PUT one object over its namesake (no resourceVersion: an unconditional update), as admin. */
   replace(obj: KubeObject): Promise<void>;
-  /** POST every object, `concurrency` at a time. */
-  createAll(objs: KubeObject[], concurrency?: number, progress?: (done: number) => void): Promise<void>;
+  /** POST every object, `concurrency` at a time; `then` runs after each create (e.g. a status update). */
+  createAll(objs: KubeObject[], concurrency?: number, progress?: (done: number) => void, then?: (obj: KubeObject) => Promise<void>): Promise<void>;
+  /** PATCH (merge) an object's status subresource, as the kubelet reports a pod's address. */
+  patchStatus(obj: KubeObject, status: object): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -40,6 +42,8 @@ function collectionPath(o: KubeObject): string {
       return '/api/v1/namespaces';
     case 'Service':
       return `/api/v1/namespaces/${ns}/services`;
+    case 'Pod':
+      return `/api/v1/namespaces/${ns}/pods`;
     case 'EndpointSlice':
       return `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`;
     default:
@@ -48,15 +52,7 @@ function collectionPath(o: KubeObject): string {
 }
 
 export async function startBenchCluster(): Promise<BenchCluster> {
-  const teardowns: (() => unknown)[] = [];
-  const asTest = {
-    teardown: (fn: () => unknown) => teardowns.push(fn),
-    passing: () => true,
-    comment: (...args: unknown[]) => console.log('#', ...args),
-  } as unknown as Test;
-  const close = async (): Promise<void> => {
-    while (teardowns.length) await teardowns.pop()!();
-  };
+  const { t: asTest, close } = benchScope();
   let cluster: TestCluster;
   try {
     cluster = await startCluster(asTest);
@@ -65,17 +61,17 @@ export async function startBenchCluster(): Promise<BenchCluster> {
     throw err;
   }
   const agent = new Agent({ keepAlive: true, maxSockets: 16, ca: readFileSync(cluster.caFile, 'utf8') });
-  teardowns.unshift(() => agent.destroy());
+  asTest.teardown(() => agent.destroy());
 
-  const send = (method: 'POST' | 'PUT', obj: KubeObject): Promise<void> => {
-    const body = Buffer.from(JSON.stringify(obj));
-    const path = method === 'POST' ? collectionPath(obj) : `${collectionPath(obj)}/${obj.metadata.name}`;
+  const send = (method: 'POST' | 'PUT' | 'PATCH', obj: KubeObject, patch?: object): Promise<void> => {
+    const body = Buffer.from(JSON.stringify(patch ?? obj));
+    const path = method === 'POST' ? collectionPath(obj) : `${collectionPath(obj)}/${obj.metadata.name}${method === 'PATCH' ? '/status' : ''}`;
     const ok = method === 'POST' ? 201 : 200;
     return new Promise((resolve, reject) => {
       const req = httpsRequest(new URL(path, cluster.url), {
         method,
         agent,
-        headers: { authorization: `Bearer ${cluster.adminToken}`, 'content-type': 'application/json', 'content-length': String(body.length), accept: 'application/json' },
+        headers: { authorization: `Bearer ${cluster.adminToken}`, 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json', 'content-length': String(body.length), accept: 'application/json' },
       }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -92,17 +88,20 @@ export async function startBenchCluster(): Promise<BenchCluster> {
   const create = (obj: KubeObject): Promise<void> => send('POST', obj);
   const replace = (obj: KubeObject): Promise<void> => send('PUT', obj);
 
-  const createAll = async (objs: KubeObject[], concurrency = 8, progress?: (done: number) => void): Promise<void> => {
+  const patchStatus = (obj: KubeObject, status: object): Promise<void> => send('PATCH', obj, { status });
+  const createAll = async (objs: KubeObject[], concurrency = 8, progress?: (done: number) => void, then?: (obj: KubeObject) => Promise<void>): Promise<void> => {
     let next = 0;
     let done = 0;
     const worker = async () => {
       while (next < objs.length) {
-        await create(objs[next++]);
+        const obj = objs[next++];
+        await create(obj);
+        await then?.(obj);
         if (++done % 2000 === 0) progress?.(done);
       }
     };
     await Promise.all(Array.from({ length: concurrency }, worker));
   };
 
-  return { cluster, create, replace, createAll, close };
+  return { cluster, create, replace, createAll, patchStatus, close };
 }

@@ -37,6 +37,8 @@ export interface ApiDnsServer {
   port: number;
   /** Milliseconds from spawn to the first ready answer. */
   readyMs: number;
+  /** kube-dns's /metrics port (undefined for CoreDNS). */
+  httpPort?: number;
 }
 
 async function waitReady(daemon: Daemon, url: string, startedAt: number, timeoutMs = 120_000): Promise<number> {
@@ -50,7 +52,7 @@ async function waitReady(daemon: Daemon, url: string, startedAt: number, timeout
 }
 
 /** kube-dns from `root`'s dist/ (another checkout's, to compare builds), named `name` in reports. */
-export async function startKubeDnsApi(dir: string, kubeconfig: string, o: { root?: string; name?: string } = {}): Promise<ApiDnsServer> {
+export async function startKubeDnsApi(dir: string, kubeconfig: string, o: { root?: string; name?: string; args?: string[] } = {}): Promise<ApiDnsServer> {
   const root = o.root ?? repoRoot;
   const name = o.name ?? 'kube-dns';
   const port = await freePort();
@@ -66,8 +68,9 @@ export async function startKubeDnsApi(dir: string, kubeconfig: string, o: { root
     `--dns-port=${port}`,
     `--healthz-port=${httpPort}`,
     `--resolv-conf=${join(dir, 'resolv.conf')}`,
+    ...(o.args ?? []),
   ], join(dir, `${name.replace(/\W+/g, '-')}.log`));
-  return whenReady(name, daemon, port, `http://127.0.0.1:${httpPort}/readiness`, startedAt);
+  return { ...(await whenReady(name, daemon, port, `http://127.0.0.1:${httpPort}/readiness`, startedAt)), httpPort };
 }
 
 export async function startCoreDns(bin: string, dir: string, kubeconfig: string): Promise<ApiDnsServer> {

@@ -2,6 +2,7 @@
 // bench/results/<kind>-<time>.{json,md} and print the markdown.
 
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { Test } from 'tap';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from './servers.ts';
@@ -24,4 +25,25 @@ export function writeResults(kind: string, when: string, figures: object, md: st
   writeFileSync(join(resultsDir, `${kind}-${stamp}.json`), JSON.stringify({ when, ...figures }, null, 2) + '\n');
   writeFileSync(join(resultsDir, `${kind}-${stamp}.md`), md);
   console.log('\n' + md);
+}
+
+/**
+ * A stand-in for the tap Test the test helpers take (they only register teardowns, and say things):
+ * benchmarks reuse the helpers outside tap. close() runs the teardowns, the last registered first.
+ */
+export function benchScope(): { t: Test; close(): Promise<void> } {
+  const teardowns: (() => unknown)[] = [];
+  const t = {
+    teardown: (fn: () => unknown) => teardowns.push(fn),
+    passing: () => true,
+    comment: (...args: unknown[]) => console.log('#', ...args),
+    fail: (why: string) => console.error(`# ${why}`),
+    skip: (why: string) => console.error(`# ${why}`),
+  } as unknown as Test;
+  return {
+    t,
+    close: async () => {
+      while (teardowns.length) await teardowns.pop()!();
+    },
+  };
 }

@@ -6,18 +6,12 @@
 // same addresses. Missing names still walk the whole list for both.
 
 import t from 'tap';
-import type { Test } from 'tap';
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { DNSMASQ } from '../helpers/dnsmasq.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { yamlDocs } from '../helpers/kubedns.ts';
 import { netnsCanRun, podNetwork } from '../helpers/netns.ts';
 import type { ClientPod } from '../helpers/netns.ts';
-import { repoRoot, startCommand, startProgram } from '../helpers/process.ts';
+import { startDnsPod } from '../helpers/autopath-pod.ts';
 import type { Program } from '../helpers/process.ts';
 import { buildResolvers } from '../helpers/resolvers.ts';
 
@@ -32,32 +26,6 @@ const NAMES: readonly { name: string; what: string; exists: boolean }[] = [
   { name: 'nothing', what: 'missing', exists: false },
   { name: 'nothing.example.com', what: 'missing outside', exists: false },
 ];
-
-interface DnsPod {
-  cache: Program;
-}
-
-async function startDnsPod(t: Test, netns: string, known: ClientPod): Promise<DnsPod> {
-  const exec = ['ip', 'netns', 'exec', netns];
-  // Files a dnsmasq that drops to nobody can read: a 0755 directory of 0644 files.
-  const dir = mkdtempSync(join(tmpdir(), 'kdt-autopath-clients-'));
-  chmodSync(dir, 0o755);
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  writeFileSync(join(dir, 'hosts'), '192.0.2.10 api.example.com\n');
-  chmodSync(join(dir, 'hosts'), 0o644);
-  const world = startCommand(t, [...exec, DNSMASQ, '-k', '--conf-file=/dev/null', '--port=5353', '--listen-address=127.0.0.1', '--bind-interfaces', '--no-resolv', '--no-hosts', `--addn-hosts=${join(dir, 'hosts')}`, '--local=/example.com/', '--local-ttl=60', `--pid-file=${join(dir, 'dnsmasq.pid')}`, '--log-facility=-'], {}, 'dnsmasq');
-  await world.waitFor(/read .*hosts - 1 names/);
-  const cluster = join(dir, 'cluster.yaml');
-  const pod = `apiVersion: v1\nkind: Pod\nmetadata: {name: client, namespace: default, uid: uid-client}\nspec: {}\nstatus: {phase: Running, podIP: ${known.ip}}`;
-  writeFileSync(cluster, yamlDocs(readFileSync(join(repoRoot, 'examples/cluster.yaml'), 'utf8'), pod));
-  writeFileSync(join(dir, 'resolv.conf'), '');
-  const kd = startProgram(t, 'kube-dns', [`--cluster-file=${cluster}`, '--dns-bind-address=127.0.0.1', '--dns-port=10053', '--http-bind-address=127.0.0.1', '--healthz-port=0', `--resolv-conf=${join(dir, 'resolv.conf')}`, '--nameservers=127.0.0.1:5353', '--autopath'], {}, exec);
-  await kd.waitFor(/initial sync done/);
-  // The manifest's dnscache arguments, on the pod's addresses, with the asker's address for kube-dns.
-  const cache = startProgram(t, 'dnscache', ['-k', '--port=53', '--cache-size=1000', '--no-negcache', '--no-resolv', '--server=/cluster.local/127.0.0.1#10053', '--server=/in-addr.arpa/127.0.0.1#10053', '--server=127.0.0.1#5353', '--add-subnet=32,128', '--log-queries', '--log-facility=-'], {}, exec);
-  await cache.waitFor(/"?listening/);
-  return { cache };
-}
 
 /** Queries dnscache logged from `ip` so far. */
 const queriesFrom = (cache: Program, ip: string) => (cache.output().match(new RegExp(`query .*client=${ip.replaceAll('.', '\\.')}$`, 'gm')) ?? []).length;
@@ -85,7 +53,7 @@ t.test('queries per lookup from real resolvers: one per address family for every
   const resolvers = buildResolvers(t);
   const net = podNetwork(t, ['default', 'default']);
   const [known, unknown] = net.clients;
-  const { cache } = await startDnsPod(t, net.dns, known);
+  const { cache } = await startDnsPod(t, net.dns, [known]);
   const table: string[] = ['resolver | name | queries with autopath | without | answer'];
   for (const [kind, binary] of resolvers) {
     for (const { name, what, exists } of NAMES) {

@@ -47,6 +47,20 @@ t.test('--reuse-port (ours, added by the nanny): off unless given', async (t) =>
   t.equal(parseArgs(['--reuse-port']).reusePort, true);
 });
 
+t.test('--add-subnet: the whole address (32 or 32,128) or nothing (0); nothing else', async (t) => {
+  t.equal(defaultConfig().addSubnet, false);
+  t.equal(parseArgs(['--add-subnet=32,128']).addSubnet, true);
+  t.equal(parseArgs(['--add-subnet=32']).addSubnet, true);
+  t.equal(parseArgs(['--add-subnet=0']).addSubnet, false);
+  for (const v of ['24', '32,64', '1.2.3.4/24', '']) t.throws(() => parseArgs([`--add-subnet=${v}`]), { option: 'add-subnet', message: /whole address or nothing/ }, v);
+});
+
+t.test('--logging-format and --v: the Kubernetes log flags (ours); -v stays --version', async (t) => {
+  t.match(defaultConfig(), { loggingFormat: 'text', verbosity: 0 });
+  t.match(parseArgs(['--logging-format=json', '--v=2']), { loggingFormat: 'json', verbosity: 2 });
+  t.throws(() => parseArgs(['--logging-format=yaml']), { option: 'logging-format', message: /text or json/ });
+});
+
 t.test('errors name the option', async (t) => {
   const cases: [string[], string][] = [
     [['--dnssec'], 'dnssec'],

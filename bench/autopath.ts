@@ -1,0 +1,156 @@
+// npm run bench:autopath (also part of npm run bench): what --autopath buys and costs.
+//  1. Lookup latency of outside names through the pod, from glibc's getaddrinfo in a pod-like network
+//     namespace with the kubelet's resolv.conf: a pod kube-dns knows (one query per family) against a
+//     pod it does not (the whole search walk), lookups alternated, each of a name never asked before
+//     (<i>.bench.test, answered by a real dnsmasq standing in for the world). Needs root.
+//  2. kube-dns's memory with PODS pods watched through a real kube-apiserver (created, then given an
+//     address through the status subresource as the kubelet does), against the same kube-dns without
+//     the pod watch, both running at once. Needs the API server binaries (test/e2e/harness).
+// Writes bench/results/autopath-<date>.{json,md}. A part whose needs are missing is skipped, said so.
+
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { startDnsPod } from '../test/helpers/autopath-pod.ts';
+import { podNetwork } from '../test/helpers/netns.ts';
+import { buildResolvers } from '../test/helpers/resolvers.ts';
+import { binariesAvailable, startBenchCluster } from './api-cluster.ts';
+import type { KubeObject } from './api-cluster.ts';
+import { startKubeDnsApi } from './api-servers.ts';
+import { benchScope, inTempDir, writeResults } from './report.ts';
+import { rssMiB } from './servers.ts';
+
+const run = promisify(execFile);
+const LOOKUPS = Number(process.env.BENCH_AUTOPATH_LOOKUPS ?? 300);
+const PODS = Number(process.env.BENCH_AUTOPATH_PODS ?? 100_000);
+const NAMESPACES = 100;
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+
+interface Latency {
+  lookups: number;
+  withP50: number;
+  withP99: number;
+  withoutP50: number;
+  withoutP99: number;
+}
+
+/** Part 1: microseconds per getaddrinfo of a fresh outside name, known pod against unknown pod. */
+async function latency(): Promise<Latency | string> {
+  if (process.getuid?.() !== 0) return 'skipped: network namespaces need root';
+  const scope = benchScope();
+  try {
+    const glibc = buildResolvers(scope.t).get('glibc');
+    if (glibc === undefined) return 'skipped: gcc could not build the glibc client';
+    const net = podNetwork(scope.t, ['default', 'default']);
+    const [known, unknown] = net.clients;
+    await startDnsPod(scope.t, net.dns, [known], { logQueries: false });
+    const times = { with: [] as number[], without: [] as number[] };
+    // Batches of 10 lookups per process, alternated, so both pods see the same moment of the machine.
+    for (let i = 0; i < LOOKUPS; i += 10) {
+      for (const [who, pod] of [['with', known], ['without', unknown]] as const) {
+        const names = Array.from({ length: 10 }, (_, k) => `${who}-${i + k}.bench.test`);
+        const { stdout } = await run('ip', ['netns', 'exec', pod.netns, glibc, '-t', ...names], { timeout: 60_000 });
+        for (const line of stdout.trim().split('\n')) times[who].push(Number(line.split(' ')[1]));
+      }
+    }
+    const w = times.with.sort((a, b) => a - b);
+    const wo = times.without.sort((a, b) => a - b);
+    return { lookups: w.length, withP50: percentile(w, 50), withP99: percentile(w, 99), withoutP50: percentile(wo, 50), withoutP99: percentile(wo, 99) };
+  } finally {
+    await scope.close();
+  }
+}
+
+interface Memory {
+  pods: number;
+  indexBytes: number;
+  rssWithMiB: number;
+  rssWithoutMiB: number;
+  bytesPerPod: number;
+  createSeconds: number;
+}
+
+async function metric(httpPort: number, name: string): Promise<number> {
+  const body = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(body);
+  return m ? Number(m[1]) : NaN;
+}
+
+/** Part 2: kube-dns RSS with PODS pods watched, against kube-dns without the watch. */
+async function memory(): Promise<Memory | string> {
+  if (!binariesAvailable().ok) return 'skipped: no kube-apiserver/etcd (bash test/e2e/harness/build-binaries.sh)';
+  const api = await startBenchCluster();
+  try {
+    return await inTempDir('kdt-bench-autopath-', async (dir) => {
+      for (let n = 0; n < NAMESPACES; n++) await api.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `bench-${n}` } });
+      const pods: KubeObject[] = Array.from({ length: PODS }, (_, i) => ({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: `pod-${i}`, namespace: `bench-${i % NAMESPACES}`, labels: { app: `app-${i % 1000}` } } as KubeObject['metadata'],
+        spec: { containers: [{ name: 'app', image: 'registry.example/app:1.0', ports: [{ containerPort: 8080 }] }], nodeName: `node-${i % 500}` },
+      }));
+      const started = performance.now();
+      await api.createAll(pods, 32, (done) => process.stdout.write(`\r# pods created and addressed: ${done}/${PODS}`), (pod) => {
+        const i = Number(pod.metadata.name.slice(4));
+        const ip = `10.${64 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
+        return api.patchStatus(pod, { phase: 'Running', podIP: ip, podIPs: [{ ip }], hostIP: '192.0.2.1' });
+      });
+      const createSeconds = (performance.now() - started) / 1000;
+      console.log();
+      // The kube-dns identity, bound by the shipped RBAC (manifests/optional/rbac-autopath.yaml included).
+      const kubeconfig = api.cluster.kubeconfig(api.cluster.kubeDnsToken);
+      const withIt = await startKubeDnsApi(dir, kubeconfig, { name: 'kube-dns --autopath', args: ['--autopath'] });
+      const without = await startKubeDnsApi(dir, kubeconfig, { name: 'kube-dns' });
+      const deadline = Date.now() + 300_000;
+      while ((await metric(withIt.httpPort!, 'kubedns_autopath_pods')) < PODS) {
+        if (Date.now() > deadline) throw new Error('kube-dns did not learn every pod address in 5 minutes');
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      // Idle long enough for V8's memory reducer to give back what the list pages took.
+      await new Promise((r) => setTimeout(r, 20_000));
+      const rssWith = rssMiB(withIt.daemon.pid!);
+      const rssWithout = rssMiB(without.daemon.pid!);
+      const indexBytes = await metric(withIt.httpPort!, 'kubedns_autopath_index_bytes');
+      await withIt.daemon.stop();
+      await without.daemon.stop();
+      return { pods: PODS, indexBytes, rssWithMiB: rssWith, rssWithoutMiB: rssWithout, bytesPerPod: ((rssWith - rssWithout) * 1024 * 1024) / PODS, createSeconds };
+    });
+  } finally {
+    await api.close();
+  }
+}
+
+const when = new Date().toISOString();
+const lat = await latency();
+const mem = await memory();
+const ms = (us: number) => (us / 1000).toFixed(2);
+const md = [
+  `# --autopath (${when})`,
+  '',
+  '## Lookup latency, outside names through the pod (glibc getaddrinfo, kubelet resolv.conf, each name new)',
+  '',
+  typeof lat === 'string'
+    ? lat
+    : [
+        '| pod | lookups | p50 ms | p99 ms |',
+        '|---|---|---|---|',
+        `| known to kube-dns (autopath: 2 queries) | ${lat.lookups} | ${ms(lat.withP50)} | ${ms(lat.withP99)} |`,
+        `| unknown (the whole walk: 8 queries) | ${lat.lookups} | ${ms(lat.withoutP50)} | ${ms(lat.withoutP99)} |`,
+        `| ratio with/without | | ${(lat.withP50 / lat.withoutP50).toFixed(2)} | ${(lat.withP99 / lat.withoutP99).toFixed(2)} |`,
+      ].join('\n'),
+  '',
+  `## kube-dns memory with ${PODS.toLocaleString('en')} pods watched (real kube-apiserver)`,
+  '',
+  typeof mem === 'string'
+    ? mem
+    : [
+        '| kube-dns | RSS MiB |',
+        '|---|---|',
+        `| without the pod watch | ${mem.rssWithoutMiB.toFixed(1)} |`,
+        `| --autopath | ${mem.rssWithMiB.toFixed(1)} |`,
+        '',
+        `RSS difference per pod: ${mem.bytesPerPod.toFixed(1)} bytes (goal ≤ 30); the index itself (kubedns_autopath_index_bytes): ${mem.indexBytes} bytes, ${(mem.indexBytes / mem.pods).toFixed(1)} a pod. Creating and addressing the pods took ${mem.createSeconds.toFixed(0)} s.`,
+      ].join('\n'),
+  '',
+].join('\n');
+writeResults('autopath', when, { latency: lat, memory: mem }, md);
