@@ -10,7 +10,14 @@ import { formatIPv4, formatIPv6, parseIPv4, parseIPv6, writeIPv4 } from './ip.ts
 import { skipName } from './walk.ts';
 import { OPTION_ECS } from './question.ts';
 import type { OptView } from './question.ts';
-import type { ClientSubnet } from './server.ts';
+
+export interface ClientSubnet {
+  /** 1 IPv4, 2 IPv6 (RFC 7871's FAMILY). */
+  family: 1 | 2;
+  sourcePrefix: number;
+  /** The address, zero beyond the prefix. */
+  address: string;
+}
 
 /** The UDP payload size our OPT records advertise (as template.ts's). */
 const OUR_UDP_SIZE = 4096;

@@ -12,6 +12,7 @@ import { canonicalName } from './names.ts';
 import { parseMessage } from './parse.ts';
 import { QUESTION_KEY_MAX, emptyOptView, readOpt, readQuestion, readStatusReason } from './question.ts';
 import { clientSubnetOf, clientSubnetOpt } from './client-subnet.ts';
+import type { ClientSubnet } from './client-subnet.ts';
 import type { OptView } from './question.ts';
 import type { Responder, Transport } from './responder.ts';
 import { errorReply, render, renderState, sameQuestionName, sharedTemplate, suffixStart, templateFromEncoded, templateFromWire } from './template.ts';
@@ -25,6 +26,7 @@ import { UdpListener } from './udp.ts';
 
 export type { Transport } from './responder.ts';
 export type { ServerObserver } from './observer.ts';
+export type { ClientSubnet } from './client-subnet.ts';
 
 /** Handed to the handler on a cache miss. */
 export interface Query {
@@ -47,13 +49,6 @@ export interface Query {
   clientSubnet: ClientSubnet | null;
 }
 
-export interface ClientSubnet {
-  /** 1 IPv4, 2 IPv6 (RFC 7871's FAMILY). */
-  family: 1 | 2;
-  sourcePrefix: number;
-  /** The address, zero beyond the prefix. */
-  address: string;
-}
 
 export interface Answer {
   /**
