@@ -6,6 +6,8 @@ import t from 'tap';
 import { parse } from 'yaml';
 import { startCluster } from './harness/cluster.ts';
 import { CLUSTER_KINDS, NODE_WATCH, startingWatches } from '../../pkg/cluster/kinds.ts';
+import { podKind } from '../../pkg/autopath/kind.ts';
+import { PodIndex } from '../../pkg/autopath/pod-index.ts';
 import { collectionPath, describeWatch } from '../../pkg/source/source.ts';
 import { e2eCanRun } from './harness/gate.ts';
 
@@ -80,8 +82,9 @@ data: { secret-ish: 'not for kube-dns' }
       ...startingWatches({ endpointsApi: 'endpointslices', configMap: 'kube-dns', configMapNamespace: 'kube-system' }),
       ...startingWatches({ endpointsApi: 'endpoints', configMap: '', configMapNamespace: '' }),
       NODE_WATCH,
+      { kind: podKind(new PodIndex()) }, // --autopath (manifests/optional/rbac-autopath.yaml)
     ];
-    t.same([...new Set(watches.map((w) => w.kind.kind))].sort(), CLUSTER_KINDS.map((k) => k.kind).sort(), 'every kind of the table');
+    t.same([...new Set(watches.map((w) => w.kind.kind))].sort(), [...CLUSTER_KINDS.map((k) => k.kind), 'Pod'].sort(), 'every kind of the table, and the Pods of --autopath');
     for (const w of watches) {
       const selector = w.fieldSelector ? `fieldSelector=${encodeURIComponent(w.fieldSelector)}&` : '';
       t.equal((await asKubeDns(`${collectionPath(w)}?${selector}limit=1`)).status, 200, `list ${describeWatch(w)}`);
@@ -91,7 +94,7 @@ data: { secret-ish: 'not for kube-dns' }
     const denied: [string, string][] = [
       ['/api/v1/secrets', 'list secrets'],
       ['/api/v1/namespaces/kube-system/secrets', 'list secrets in kube-system'],
-      ['/api/v1/pods', 'list pods'],
+      ['/api/v1/namespaces/e2e-smoke/pods/web-0', 'get a single pod'],
       ['/api/v1/namespaces/kube-system/configmaps/other', 'get another ConfigMap in kube-system'],
       ['/api/v1/namespaces/kube-system/configmaps', 'list all ConfigMaps in kube-system'],
       ['/api/v1/namespaces/e2e-smoke/services/web', 'get a single service (informers only list and watch)'],
