@@ -4,7 +4,7 @@
 // forwarder sends it: the asker's address put into a query, the scope read from the reply, and the
 // option taken out again before the reply goes back to an asker that did not send it.
 
-import { Type } from './constants.ts';
+import { Type, UDP_MAX_SIZE } from './constants.ts';
 import { OFF_ANCOUNT, OFF_ARCOUNT, OFF_NSCOUNT, OFF_QDCOUNT, setU16, u16 } from './header.ts';
 import { formatIPv4, formatIPv6, parseIPv4, parseIPv6, writeIPv4 } from './ip.ts';
 import { skipName } from './walk.ts';
@@ -18,9 +18,6 @@ export interface ClientSubnet {
   /** The address, zero beyond the prefix. */
   address: string;
 }
-
-/** The UDP payload size our OPT records advertise (as template.ts's). */
-const OUR_UDP_SIZE = 4096;
 
 /** The Client Subnet readOpt found in `req`, or null. */
 export function clientSubnetOf(req: Uint8Array, view: OptView): ClientSubnet | null {
@@ -37,7 +34,7 @@ export function clientSubnetOpt(subnet: ClientSubnet, scope: number, rcode: numb
   const optionLength = 4 + addressLength;
   const out = Buffer.alloc(11 + 4 + optionLength);
   out.writeUInt16BE(Type.OPT, 1);
-  out.writeUInt16BE(OUR_UDP_SIZE, 3);
+  out.writeUInt16BE(UDP_MAX_SIZE, 3);
   out[5] = rcode >>> 4;
   out.writeUInt16BE(4 + optionLength, 9);
   out.writeUInt16BE(OPTION_ECS, 11);
@@ -125,27 +122,22 @@ export function withClientSubnet(query: Uint8Array, address: string): Uint8Array
   setU16(out, OFF_ARCOUNT, u16(query, OFF_ARCOUNT) + 1);
   const at = query.length;
   setU16(out, at + 1, Type.OPT);
-  setU16(out, at + 3, OUR_UDP_SIZE);
+  setU16(out, at + 3, UDP_MAX_SIZE);
   setU16(out, at + 9, option.length);
   out.set(option, at + 11);
   return out;
 }
 
-/** The SCOPE PREFIX-LENGTH of a reply's Client Subnet, or -1 without one. */
-export function replyClientScope(reply: Uint8Array): number {
+/**
+ * A reply's Client Subnet SCOPE (-1 without one) and the reply without the option (the same bytes
+ * when it has none), from one walk of the message.
+ */
+export function takeClientSubnet(reply: Uint8Array): { scope: number; wire: Uint8Array } {
   const opt = findOpt(reply);
-  if (opt === null) return -1;
+  if (opt === null) return { scope: -1, wire: reply };
+  let scope = -1;
   for (let p = opt.rdata; p + 4 <= opt.end; p += 4 + u16(reply, p + 2)) {
-    if (u16(reply, p) === OPTION_ECS && p + 8 <= opt.end) return reply[p + 7];
+    if (u16(reply, p) === OPTION_ECS && p + 8 <= opt.end) scope = reply[p + 7];
   }
-  return -1;
-}
-
-/** A reply without its Client Subnet option (for an asker who sent none): the same bytes when it has none. */
-export function withoutClientSubnet(reply: Uint8Array): Uint8Array {
-  const opt = findOpt(reply);
-  if (opt === null) return reply;
-  const kept = otherOptions(reply, opt.rdata, opt.end);
-  const length = kept.reduce((n, o) => n + o.length, 0);
-  return length === opt.end - opt.rdata ? reply : replaceOptions(reply, opt, kept);
+  return { scope, wire: scope < 0 ? reply : replaceOptions(reply, opt, otherOptions(reply, opt.rdata, opt.end)) };
 }

@@ -4,7 +4,7 @@
 // the lifetime the cache policy gives it, and the DnsServer keeps it for that long.
 
 import { LRUCache } from 'lru-cache';
-import { replyClientScope, withClientSubnet, withoutClientSubnet } from '../dns/client-subnet.ts';
+import { takeClientSubnet, withClientSubnet } from '../dns/client-subnet.ts';
 import { Class, Rcode } from '../dns/constants.ts';
 import { canonicalName, readName } from '../dns/codec.ts';
 import { u16 } from '../dns/header.ts';
@@ -149,8 +149,7 @@ export class CachingHandler {
 
   /** The reply to a question sent with the asker's address: scoped ones kept for the asker, the option taken out. */
   private received(reply: Uint8Array, key: string): Forwarded {
-    const scope = replyClientScope(reply);
-    const wire = withoutClientSubnet(reply);
+    const { scope, wire } = takeClientSubnet(reply);
     const ttl = prepareForCache(wire, this.policy);
     if (scope <= 0) return { wire, ttl };
     const shape = ttl > 0 ? readReplyShape(wire) : null;

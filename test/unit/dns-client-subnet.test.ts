@@ -2,7 +2,10 @@
 // its options kept), the scope read back, and the option taken out of a reply.
 
 import t from 'tap';
-import { clientSubnetOpt, replyClientScope, withClientSubnet, withoutClientSubnet } from '../../pkg/dns/client-subnet.ts';
+import { clientSubnetOpt, takeClientSubnet, withClientSubnet } from '../../pkg/dns/client-subnet.ts';
+
+const replyClientScope = (reply: Uint8Array) => takeClientSubnet(reply).scope;
+const withoutClientSubnet = (reply: Uint8Array) => takeClientSubnet(reply).wire;
 import { encodeMessage, parseMessage } from '../../pkg/dns/codec.ts';
 import { Class, Type } from '../../pkg/dns/constants.ts';
 import { emptyMessage } from '../../pkg/dns/message.ts';
@@ -37,7 +40,7 @@ t.test("withClientSubnet: the asker's own options kept, its Client Subnet replac
   t.equal(parseMessage(Buffer.from(out)).edns?.udpSize, 1232, "the asker's OPT otherwise as it was");
 });
 
-t.test('replyClientScope and withoutClientSubnet', async (t) => {
+t.test('takeClientSubnet: the scope, and the reply without the option', async (t) => {
   const reply = query([COOKIE, ecs(1, 32, 32, 10, 1, 2, 3)]);
   t.equal(replyClientScope(reply), 32);
   t.equal(replyClientScope(query([COOKIE])), -1);
