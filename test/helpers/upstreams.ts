@@ -59,3 +59,20 @@ export async function tcpUpstream(t: Test, port: number, answer: (query: Buffer)
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   return server;
 }
+
+/**
+ * A UDP upstream that truncates every reply and, when `tcpAnswer` is given, a TCP server on the same
+ * port answering in full. Port 0 picks a free UDP port whose TCP twin may be taken: then another.
+ */
+export async function truncatingUpstream(t: Test, tcpAnswer?: (query: Buffer) => Buffer): Promise<UdpUpstream> {
+  for (let attempt = 0; ; attempt++) {
+    const udp = await udpUpstream(t, (msg, _r, send) => send(makeAnswer(msg, { tc: true })));
+    if (tcpAnswer === undefined) return udp;
+    try {
+      await tcpUpstream(t, udp.port, tcpAnswer);
+      return udp;
+    } catch (err) {
+      if (attempt > 20) throw err;
+    }
+  }
+}

@@ -1,30 +1,14 @@
 // TC=1 over UDP → the same server again over TCP.
 import t from 'tap';
-import type { Test } from 'tap';
 import { Forwarder } from '../../pkg/forward/forward.ts';
 import { makeAnswer, makeQuery, readAnswer } from '../helpers/packets.ts';
-import { answering, tcpUpstream, udpUpstream } from '../helpers/upstreams.ts';
-import type { UdpUpstream } from '../helpers/upstreams.ts';
+import { answering, truncatingUpstream } from '../helpers/upstreams.ts';
 
 const many = Array.from({ length: 40 }, (_, i) => `198.51.100.${i + 1}`);
 
-/** UDP answers truncated; TCP on the same port gives the whole answer (`tcpAnswer`). */
-async function truncatingServer(t: Test, tcpAnswer?: (q: Buffer) => Buffer): Promise<UdpUpstream> {
-  for (let attempt = 0; ; attempt++) {
-    const udp = await udpUpstream(t, (msg, _r, send) => send(makeAnswer(msg, { tc: true })));
-    if (tcpAnswer === undefined) return udp;
-    try {
-      await tcpUpstream(t, udp.port, tcpAnswer);
-      return udp;
-    } catch (err) {
-      if (attempt > 20) throw err; // the TCP port of that number was taken: try another
-    }
-  }
-}
-
 t.test('a truncated reply is retried over TCP and the TCP answer returned', async (t) => {
   const tcpIds: number[] = [];
-  const up = await truncatingServer(t, (q) => {
+  const up = await truncatingUpstream(t, (q) => {
     tcpIds.push(q.readUInt16BE(0));
     return makeAnswer(q, { addresses: many });
   });
@@ -41,7 +25,7 @@ t.test('a truncated reply is retried over TCP and the TCP answer returned', asyn
 });
 
 t.test('a TCP reply that does not match the query is not taken', async (t) => {
-  const up = await truncatingServer(t, (q) => makeAnswer(q, { addresses: many, name: 'other.example.com' }));
+  const up = await truncatingUpstream(t, (q) => makeAnswer(q, { addresses: many, name: 'other.example.com' }));
   const next = await answering(t, { addresses: ['192.0.2.77'] });
   const f = new Forwarder({ timeoutMs: 2000 });
   t.teardown(() => f.close());
@@ -52,7 +36,7 @@ t.test('a TCP reply that does not match the query is not taken', async (t) => {
 });
 
 t.test('TCP unavailable: the next server; if none, the truncated reply itself', async (t) => {
-  const noTcp = await truncatingServer(t);
+  const noTcp = await truncatingUpstream(t);
   const next = await answering(t, { addresses: ['192.0.2.88'] });
   const f = new Forwarder({ timeoutMs: 2000 });
   t.teardown(() => f.close());

@@ -9,7 +9,7 @@ import { exchange, matchReply } from '../../pkg/sidecar/dns-client.ts';
 import { SidecarError } from '../../pkg/sidecar/errors.ts';
 import { emptyMessage } from '../../pkg/dns/message.ts';
 import { makeAnswer } from '../helpers/packets.ts';
-import { blackhole, tcpUpstream, udpUpstream } from '../helpers/upstreams.ts';
+import { blackhole, truncatingUpstream, udpUpstream } from '../helpers/upstreams.ts';
 import { freePort } from '../helpers/ports.ts';
 
 const question = { name: 'www.example.com.', type: Type.A, class: Class.IN };
@@ -50,10 +50,8 @@ t.test('the question\'s case may differ (0x20)', async (t) => {
 });
 
 t.test('a truncated UDP reply: asked again over TCP on the same port', async (t) => {
-  const port = await freePort();
-  await udpUpstream(t, (msg, _r, send) => send(makeAnswer(msg, { tc: true })), port);
-  await tcpUpstream(t, port, (q) => makeAnswer(q, { addresses: ['192.0.2.7', '192.0.2.8'] }));
-  const r = await exchange({ host: '127.0.0.1', port }, question, 2000);
+  const u = await truncatingUpstream(t, (q) => makeAnswer(q, { addresses: ['192.0.2.7', '192.0.2.8'] }));
+  const r = await exchange(u, question, 2000);
   t.equal(r.transport, 'tcp');
   t.same(r.reply.answers.map((a) => a.data), [{ address: '192.0.2.7' }, { address: '192.0.2.8' }]);
 });
