@@ -128,7 +128,8 @@ export class KubernetesSource implements Source {
         paths: collectionPaths(w),
         fieldSelector: w.fieldSelector,
         log: this.log,
-        onChange: (change, o, watched) => this.change(w.kind.kind, change, o, watched),
+        // A forgetful kind (Pods) feeds an index, not the zone: its events are no DNS programming.
+        onChange: (change, o, watched) => this.change(w.kind.kind, change, o, watched && !w.kind.forgetful),
         onListed: () => this.kindListed(w.kind.kind),
       });
     this.reflectors = this.watches.map(make);
@@ -157,8 +158,9 @@ export class KubernetesSource implements Source {
     await Promise.all(this.reflectors.map((r) => r.stop()));
   }
 
-  private change(kind: string, change: Change, o: KubeObject, watched: boolean): void {
-    if (watched) this.pendingTriggers.push(triggerTime(o) ?? Date.now());
+  /** `programs`: a watched change of the zone, timed into the programming latency at the next flush. */
+  private change(kind: string, change: Change, o: KubeObject, programs: boolean): void {
+    if (programs) this.pendingTriggers.push(triggerTime(o) ?? Date.now());
     this.sink!.event({ type: change, kind, object: o });
   }
 

@@ -28,6 +28,8 @@ spec: { containers: [{ name: c, image: example.invalid/c }] }`);
   const ask = () => dig(kd.dnsPort, NAME, 'A', [`+subnet=${POD_IP}/32`, '+time=1', '+tries=1']);
   t.equal((await ask()).status, 'NXDOMAIN', 'no address yet: unknown');
 
+  const programmed = () => scrape(kd.httpPort).then((m) => sample(m, 'kubedns_dns_programming_duration_seconds_count'));
+  const programmedBefore = await programmed();
   const patched = await cluster.request('PATCH', '/api/v1/namespaces/apps/pods/client/status', { status: { phase: 'Running', podIP: POD_IP, podIPs: [{ ip: POD_IP }] } });
   t.equal(patched.status, 200);
   const started = Date.now();
@@ -40,6 +42,7 @@ spec: { containers: [{ name: c, image: example.invalid/c }] }`);
   t.equal(known.answer[0].data, 'kubernetes.default.svc.cluster.local.');
   t.match(known.raw, new RegExp(`CLIENT-SUBNET: ${POD_IP.replaceAll('.', '\\.')}/32/32`), 'scoped to the pod');
   t.equal(sample(await scrape(kd.httpPort), 'kubedns_autopath_pods'), 1);
+  t.equal(await programmed(), programmedBefore, 'a pod event is not a DNS programming (the latency histogram is for Services)');
   t.notMatch(kd.program.output(), /forbidden/i, 'the optional RBAC lets the kube-dns identity read them');
 
   t.equal((await cluster.request('DELETE', '/api/v1/namespaces/apps/pods/client', { gracePeriodSeconds: 0 })).status, 200);
