@@ -54,6 +54,18 @@ export function childArgs(rest: readonly string[], serversFile: string, hasUpstr
   return args;
 }
 
+/**
+ * `args` without dnsmasq's `--add-subnet[=...]` (the manifest's, for kube-dns --autopath), and what
+ * was dropped. Real dnsmasq sends the asker's address to every server, upstreams beyond the cluster
+ * included, and caches no reply forwarded with it; dnscache sends it to kube-dns on loopback only.
+ */
+export function withoutAddSubnet(args: readonly string[]): { kept: string[]; dropped: string[] } {
+  const kept: string[] = [];
+  const dropped: string[] = [];
+  for (const a of args) (a === '--add-subnet' || a.startsWith('--add-subnet=') ? dropped : kept).push(a);
+  return { kept, dropped };
+}
+
 /** The child's --log-facility (`--log-facility=v`, `--log-facility v`, `-8 v`, `-8v`); null when not given. */
 export function logFacility(args: readonly string[]): string | null {
   let value: string | null = null;

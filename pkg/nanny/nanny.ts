@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { ConfigDirWatcher } from '../config/config.ts';
 import type { HostPort } from '../config/config.ts';
 import type { Logger } from '../log/log.ts';
-import { childArgs, kubednsDomains, logFacility, planChange, serversFileText } from './args.ts';
+import { childArgs, kubednsDomains, logFacility, planChange, serversFileText, withoutAddSubnet } from './args.ts';
 import type { ChildPlan } from './args.ts';
 import type { ChildCommand } from './exec.ts';
 import { serveMetrics } from './http.ts';
@@ -63,9 +63,9 @@ export class Nanny {
   private endpoint: HttpListening | null = null;
   private stopped: Promise<ChildExit | null> | null = null;
 
-  constructor(o: NannyOptions) {
-    this.o = o;
-    this.log = o.log;
+  constructor(options: NannyOptions) {
+    this.log = options.log;
+    const o = (this.o = this.forChild(options));
     this.dir = mkdtempSync(join(tmpdir(), 'dnsmasq-nanny-'));
     // dnsmasq started as root reads the servers-file after dropping to nobody: the directory must let
     // it through (not list it), the file be readable. Server addresses are no secret.
@@ -81,6 +81,15 @@ export class Nanny {
     const command = facility === null || facility === '-' ? o.command : { ...o.command, ready: null };
     this.supervisor = new Supervisor({ command, log: this.log.child(o.command.name), output: o.output, backoff: o.backoff, onCrashLoop: reportCrashLoop });
     this.watcher = new ConfigDirWatcher(o.configDir, o.syncIntervalMs, this.log.child('config'));
+  }
+
+  /** The options with the child's args as it may take them: real dnsmasq without --add-subnet (warned). */
+  private forChild(o: NannyOptions): NannyOptions {
+    if (o.command.name !== 'dnsmasq') return o;
+    const { kept, dropped } = withoutAddSubnet(o.childArgs);
+    if (dropped.length === 0) return o;
+    this.log.warn("not passed to dnsmasq: it would send each asker's address to every server, upstreams included, and cache no forwarded reply (kube-dns --autopath needs dnscache for it)", { args: dropped.join(' ') });
+    return { ...o, childArgs: kept };
   }
 
   /** Serves the metrics (a taken port rejects, with nothing left behind), then starts the child with the config. */
