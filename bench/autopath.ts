@@ -174,7 +174,7 @@ async function memory(): Promise<Memory | string> {
       // The kube-dns identity, bound by the shipped RBAC.
       const kubeconfig = api.cluster.kubeconfig(api.cluster.kubeDnsToken);
       const withIt = await startKubeDnsApi(dir, kubeconfig, { name: 'kube-dns --autopath', args: ['--autopath'] });
-      const without = await startKubeDnsApi(dir, kubeconfig, { name: 'kube-dns' });
+      const without = await startKubeDnsApi(dir, kubeconfig, { name: 'kube-dns --autopath=false', args: ['--autopath=false'] });
       running.push(withIt, without);
       const coredns = corednsBin();
       if (coredns !== null) {

@@ -33,7 +33,7 @@ export const kubeDnsFlags = defineFlags({
   'cluster-file': { type: 'string', default: '', help: 'read cluster objects from this YAML/JSON file (kubectl get -o yaml) instead of the API; watched' },
   ttl: { type: 'int', default: 30, help: 'TTL of the records kube-dns serves', validate: (v) => (v >= 0 && v <= 3600 ? undefined : 'must be 0-3600') },
   'pod-records': { type: 'string', default: 'insecure', help: 'pod A records <a-b-c-d>.<ns>.pod.<zone>: insecure|disabled', validate: (v) => (v === 'insecure' || v === 'disabled' ? undefined : 'must be insecure or disabled') },
-  autopath: { type: 'bool', default: false, help: "answer a pod's whole search walk at its first query (watches Pods; the pod's forwarder must pass its address: dnscache --add-subnet=32,128)" },
+  autopath: { type: 'bool', default: true, help: "answer a pod's whole search walk at its first query (watches Pods; the pod's forwarder must pass its address: dnscache --add-subnet=32,128); --autopath=false: no Pod watch" },
   'service-entries': { type: 'bool', default: false, help: 'also answer the hosts of Istio ServiceEntries (networking.istio.io; watched in every namespace, or read from --cluster-file)' },
   'round-robin': { type: 'bool', default: true, help: 'rotate the order of A and AAAA answers per reply, as CoreDNS\'s loadbalance (--round-robin=false: a fixed order)' },
   'cache-bytes': {

@@ -87,6 +87,8 @@ export function nannyArgs(o: LocalPodOptions): string[] {
     `--server=/ip6.arpa/${kubedns}`,
     // In a cluster: stubDomains {"global": ["<kube-dns address>"]} in the kube-dns ConfigMap.
     `--server=/${SERVICE_ENTRY_DOMAIN}/${kubedns}`,
+    // As the manifest: askers' addresses to kube-dns, for its autopath.
+    '--add-subnet=32,128',
   ];
 }
 

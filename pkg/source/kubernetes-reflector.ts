@@ -170,8 +170,9 @@ export class Reflector {
     const state = `${status ?? ''} ${error}`;
     if (state === this.problem) return;
     this.problem = state;
-    const keeping = this.listedOnce ? 'serving the last known state' : 'not synced yet';
-    this.o.log.error(`cannot list/watch ${this.kind}, ${keeping}; retrying with backoff`, { kind: this.kind, status, err: error });
+    // An optional kind (Nodes, Pods) holds nothing else back: say so, not "not synced yet".
+    const keeping = this.listedOnce ? ', serving the last known state' : this.optional ? ' (optional: only what needs it waits)' : ', not synced yet';
+    this.o.log.error(`cannot list/watch ${this.kind}${keeping}; retrying with backoff`, { kind: this.kind, status, err: error });
   }
 
   private recovered(): void {

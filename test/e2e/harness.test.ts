@@ -82,7 +82,7 @@ data: { secret-ish: 'not for kube-dns' }
       ...startingWatches({ endpointsApi: 'endpointslices', configMap: 'kube-dns', configMapNamespace: 'kube-system' }),
       ...startingWatches({ endpointsApi: 'endpoints', configMap: '', configMapNamespace: '' }),
       NODE_WATCH,
-      { kind: podKind(new PodIndex()) }, // --autopath (manifests/optional/rbac-autopath.yaml)
+      { kind: podKind(new PodIndex()) }, // --autopath, on by default
     ];
     t.same([...new Set(watches.map((w) => w.kind.kind))].sort(), [...CLUSTER_KINDS.map((k) => k.kind), 'Pod'].sort(), 'every kind of the table, and the Pods of --autopath');
     for (const w of watches) {

@@ -1,7 +1,8 @@
-// --autopath on a real kube-apiserver, with the kube-dns token (bound by manifests/rbac.yaml and
-// manifests/optional/rbac-autopath.yaml): Pods are listed and watched; a pod gets its address as the
-// kubelet gives it (the status subresource), and from then on the first candidate of its search walk
-// is answered with the end of the walk; once the pod is gone, its address is unknown again.
+// --autopath on a real kube-apiserver, with the kube-dns token (bound by manifests/rbac.yaml, whose
+// Pods rule it needs): Pods are listed and watched; a pod gets its address as the kubelet gives it
+// (the status subresource), and from then on the first candidate of its search walk is answered with
+// the end of the walk; once the pod is gone, its address is unknown again. Without the Pods rule (the
+// original's RBAC), kube-dns is ready and answers as without autopath.
 
 import t from 'tap';
 import { startCluster } from './harness/cluster.ts';
@@ -48,4 +49,22 @@ spec: { containers: [{ name: c, image: example.invalid/c }] }`);
   t.equal((await cluster.request('DELETE', '/api/v1/namespaces/apps/pods/client', { gracePeriodSeconds: 0 })).status, 200);
   await eventually(async () => (await ask()).status === 'NXDOMAIN', 'the address forgotten with the pod', 10_000);
   t.equal(sample(await scrape(kd.httpPort), 'kubedns_autopath_pods'), 0);
+});
+
+t.test("the original's RBAC, without the Pods rule: ready, the refused list logged once, answers as without autopath", async (t) => {
+  if (!e2eCanRun(t)) return;
+  const cluster = await startCluster(t);
+  const role = await cluster.request('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/system:kube-dns');
+  const rules = (role.body.rules as { resources: string[] }[]).filter((r) => !r.resources.includes('pods'));
+  t.equal((await cluster.request('PATCH', '/apis/rbac.authorization.k8s.io/v1/clusterroles/system:kube-dns', { rules })).status, 200);
+  await eventually(async () => (await cluster.request('GET', '/api/v1/pods', undefined, cluster.kubeDnsToken)).status === 403, 'Pods refused to the kube-dns token', 10_000);
+
+  const kd = await startKubeDns(t, { args: [`--kubecfg-file=${cluster.kubeconfig(cluster.kubeDnsToken)}`] });
+  t.equal((await fetch(`http://127.0.0.1:${kd.httpPort}/readiness`)).status, 200, 'ready: Pods are optional');
+  await kd.program.waitFor(/cannot list\/watch Pod \(optional: only what needs it waits\); retrying with backoff.*status=403/, 10_000);
+  const ask = await dig(kd.dnsPort, NAME, 'A', [`+subnet=${POD_IP}/32`, '+time=1', '+tries=1']);
+  t.equal(ask.status, 'NXDOMAIN', 'the first candidate answered as without autopath');
+  t.equal((await dig(kd.dnsPort, 'kubernetes.default.svc.cluster.local', 'A')).status, 'NOERROR', 'the cluster answered');
+  await new Promise((r) => setTimeout(r, 2500)); // retries at 0.5, 1 and 2 s
+  t.equal(kd.program.output().match(/cannot list\/watch Pod\b/g)?.length, 1, 'logged once, not at every retry');
 });
