@@ -26,6 +26,8 @@ import { makeCluster } from './fixtures.ts';
 import { productionNodeFlags, repoRoot, startDnsmasq, stopper, waitForLine } from './servers.ts';
 import type { Running } from './servers.ts';
 import { freePort } from '../test/helpers/ports.ts';
+import { plainLine } from '../test/helpers/log-lines.ts';
+import { CHILD_READY } from '../test/helpers/nanny.ts';
 
 export const CONFIG_ENABLED = process.env.BENCH_CONFIG !== '0';
 const CHANGES = Number(process.env.BENCH_CONFIG_CHANGES ?? 10);
@@ -54,8 +56,7 @@ const MISS_ADDRESS = '192.0.2.1';
 const STUB_ADDRESS_A = '192.0.2.2';
 const STUB_ADDRESS_B = '192.0.2.3';
 
-/** The child's ready line, as the nanny passes it on. */
-const CHILD_READY: Record<Forwarder, RegExp> = { dnscache: /dnscache: .*listening address=127\.0\.0\.1/, dnsmasq: /dnsmasq: dnsmasq\[\d+\]: started, version/ };
+/** The nanny's lines (read plain) that say which path a change took. */
 const LOGGED_RELOAD = /child reloaded \(SIGHUP\).* sighup=sent/g;
 const LOGGED_RESTART = /command line changed: restarting the child/g;
 const CHILD_STARTED = /child started pid=(\d+)/g;
@@ -314,7 +315,8 @@ async function startNanny(dir: string, forwarder: Forwarder, upstreamPort: numbe
     ['started', /child started pid=/],
     ['ready', CHILD_READY[forwarder]],
   ];
-  createInterface({ input: child.stderr!, crlfDelay: Infinity }).on('line', (line) => {
+  createInterface({ input: child.stderr!, crlfDelay: Infinity }).on('line', (raw) => {
+    const line = plainLine(raw); // the marks are read from plain lines, whichever log format
     out += line + '\n';
     const mark = marks.find(([, re]) => re.test(line));
     if (mark !== undefined) events.push({ event: mark[0], at: performance.now() });

@@ -6,6 +6,7 @@ import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { OutputLines } from '../test/helpers/log-lines.ts';
 
 export const repoRoot = fileURLToPath(new URL('../', import.meta.url));
 
@@ -16,13 +17,17 @@ export interface Running {
   stop(): Promise<void>;
 }
 
+/**
+ * Resolves with the first match of `re` in the child's output, its log entries read as plain lines
+ * (`<time> <severity> <logger>: <msg> key=value`, whichever format the program writes), as tests read them.
+ */
 export function waitForLine(child: ChildProcess, re: RegExp, what: string, ms = 120_000): Promise<RegExpMatchArray> {
-  let out = '';
+  const lines = new OutputLines();
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${what}: timed out waiting for ${re}\n${out.slice(-2000)}`)), ms);
+    const timer = setTimeout(() => reject(new Error(`${what}: timed out waiting for ${re}\n${lines.plain().slice(-2000)}`)), ms);
     const onData = (d: Buffer) => {
-      out += d.toString();
-      const m = re.exec(out);
+      lines.push(d.toString());
+      const m = re.exec(lines.plain());
       if (m) {
         clearTimeout(timer);
         resolve(m);
@@ -30,7 +35,7 @@ export function waitForLine(child: ChildProcess, re: RegExp, what: string, ms = 
     };
     child.stderr?.on('data', onData);
     child.stdout?.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${what} exited (${code})\n${out.slice(-2000)}`)));
+    child.once('exit', (code) => reject(new Error(`${what} exited (${code})\n${lines.plain().slice(-2000)}`)));
   });
 }
 

@@ -3,7 +3,7 @@
 // the request had one, cut it down to the request's size limit, and for an entry kept with a
 // lifetime, take its age off every record's TTL.
 
-import { HEADER_SIZE, Type, UDP_MIN_SIZE } from './constants.ts';
+import { HEADER_SIZE, Type, UDP_MAX_SIZE, UDP_MIN_SIZE } from './constants.ts';
 import type { EncodedMessage } from './encode.ts';
 import { DnsParseError } from './errors.ts';
 import { NAME_BAD_LABEL, readTtl, skipName as walkName, writeTtl } from './walk.ts';
@@ -62,8 +62,6 @@ export interface Template {
 
 export const NEVER_EXPIRES = -1;
 
-/** The UDP payload size we advertise in OPT. */
-const OUR_UDP_SIZE = 4096;
 const OPT_SIZE = 11;
 
 function makeTemplate(
@@ -418,7 +416,7 @@ function reverse(b: Buffer, from: number, to: number): void {
 function writeOpt(out: Buffer, o: number, extRcode: number, dnssecOk: boolean): void {
   out[o] = 0;
   setU16(out, o + 1, Type.OPT);
-  setU16(out, o + 3, OUR_UDP_SIZE);
+  setU16(out, o + 3, UDP_MAX_SIZE);
   out[o + 5] = extRcode;
   out[o + 6] = 0;
   out[o + 7] = dnssecOk ? 0x80 : 0;
