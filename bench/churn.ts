@@ -4,11 +4,14 @@
 // CHURN other services have their EndpointSlice replaced, CHANGE_RATE replacements a second. The
 // QPS of the unchanged names with the churn is set against the same without it, rounds alternated,
 // beside CoreDNS's kubernetes plugin (no cache) when bench/build-coredns.sh has built it.
+// Two placements: everything on every CPU, and the control plane on CPU 0 apart from the DNS servers
+// and dnsperf (as kube-dns on a worker node); see Placement.
 // BENCH_BASELINE=<a checkout with dist/ built> adds that build's kube-dns (e.g. the commit before
 // a change) to the same run.
 // Writes bench/results/churn-<date>.{json,md}. Exits 0 without running when the API server binaries
 // are missing.
 
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,8 +33,16 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const GOAL = 0.9;
 
 
+/**
+ * Where the processes run. `shared`: everything on every CPU, one machine. `split`: the control plane
+ * (API server, etcd, and this process, which drives the churn) on CPU 0, the DNS servers and dnsperf
+ * on the others, as in a cluster, where kube-dns runs on a worker node and the API server elsewhere.
+ */
+type Placement = 'shared' | 'split';
+
 interface Row {
   name: string;
+  placement: Placement;
   alone: number[];
   churn: number[];
   /** Replacements the API server accepted during this server's churn rounds. */
@@ -56,10 +67,10 @@ function cpuTotals(): { idle: number; total: number } {
 }
 
 /** dnsperf against `s`; QPS, the server's CPU per 1,000 queries, the machine's idle share. */
-async function measured(s: ApiDnsServer, queries: string): Promise<{ qps: number; cpuPerK: number; idle: number }> {
+async function measured(s: ApiDnsServer, queries: string, cpus?: string): Promise<{ qps: number; cpuPerK: number; idle: number }> {
   const cpu0 = cpuTimeMs(s.daemon.pid);
   const m0 = cpuTotals();
-  const p = await dnsperf(s.port, queries, SECONDS);
+  const p = await dnsperf(s.port, queries, SECONDS, [], cpus);
   const cpu1 = cpuTimeMs(s.daemon.pid);
   const m1 = cpuTotals();
   const used = cpu1.user + cpu1.sys - cpu0.user - cpu0.sys;
@@ -114,6 +125,26 @@ async function fixture(bc: BenchCluster, work: string): Promise<string> {
   return queries;
 }
 
+/** Every thread of `pids` onto `cpus` (a taskset list). */
+function pin(pids: number[], cpus: string): void {
+  for (const pid of pids) execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
+}
+
+/**
+ * Puts the processes where `placement` says; returns the CPUs dnsperf runs on (undefined: any). The
+ * control plane is what names the cluster's directory on its command line, but for the DNS servers
+ * (kube-dns names its kubeconfig there).
+ */
+function place(placement: Placement, bc: BenchCluster, servers: ApiDnsServer[]): string | undefined {
+  const all = `0-${cpus().length - 1}`;
+  const workers = placement === 'split' ? `1-${cpus().length - 1}` : all;
+  const serverPids = servers.map((s) => s.daemon.pid);
+  const named = execFileSync('pgrep', ['-f', bc.cluster.dir], { encoding: 'utf8' }).trim().split('\n').map(Number);
+  pin([...named.filter((pid) => !serverPids.includes(pid)), process.pid], placement === 'split' ? '0' : all);
+  pin(serverPids, workers);
+  return placement === 'split' ? workers : undefined;
+}
+
 async function main(): Promise<{ rows: Row[]; coredns: string | null }> {
   const work = mkdtempSync(join(tmpdir(), 'kdt-bench-churn-'));
   const bc = await startBenchCluster();
@@ -125,22 +156,28 @@ async function main(): Promise<{ rows: Row[]; coredns: string | null }> {
     if (process.env.BENCH_BASELINE) running.push(await startKubeDnsApi(work, kubeconfig, { root: process.env.BENCH_BASELINE, name: 'kube-dns (baseline)' }));
     const coredns = corednsBin();
     if (coredns) running.push(await startCoreDns(coredns, work, bc.cluster.kubeconfig(bc.cluster.adminToken)));
-    const rows: Row[] = running.map((s) => ({ name: s.name, alone: [], churn: [], changes: 0, cpuAlone: [], cpuChurn: [], idleAlone: [], idleChurn: [] }));
+    const placements: Placement[] = cpus().length > 1 ? ['shared', 'split'] : ['shared'];
+    const rows: Row[] = placements.flatMap((placement) => running.map((s) => ({ name: s.name, placement, alone: [], churn: [], changes: 0, cpuAlone: [], cpuChurn: [], idleAlone: [], idleChurn: [] })));
     for (const s of running) await dnsperf(s.port, queries, 2);
-    for (let r = 0; r < ROUNDS; r++) {
-      for (const [k, s] of running.entries()) {
-        const alone = await measured(s, queries);
-        const c = churn(bc);
-        const churned = await measured(s, queries);
-        rows[k].changes += await c.stop();
-        rows[k].alone.push(alone.qps);
-        rows[k].churn.push(churned.qps);
-        rows[k].cpuAlone.push(alone.cpuPerK);
-        rows[k].cpuChurn.push(churned.cpuPerK);
-        rows[k].idleAlone.push(alone.idle);
-        rows[k].idleChurn.push(churned.idle);
+    for (const [p, placement] of placements.entries()) {
+      const dnsperfCpus = place(placement, bc, running);
+      for (let r = 0; r < ROUNDS; r++) {
+        for (const [j, s] of running.entries()) {
+          const k = p * running.length + j;
+          const alone = await measured(s, queries, dnsperfCpus);
+          const c = churn(bc);
+          const churned = await measured(s, queries, dnsperfCpus);
+          rows[k].changes += await c.stop();
+          rows[k].alone.push(alone.qps);
+          rows[k].churn.push(churned.qps);
+          rows[k].cpuAlone.push(alone.cpuPerK);
+          rows[k].cpuChurn.push(churned.cpuPerK);
+          rows[k].idleAlone.push(alone.idle);
+          rows[k].idleChurn.push(churned.idle);
+        }
+        const these = rows.filter((x) => x.placement === placement);
+        console.log(`  ${placement} round ${r + 1}: ${these.map((x) => `${x.name} ${x.alone.at(-1)!.toFixed(0)} alone, ${x.churn.at(-1)!.toFixed(0)} under churn`).join('; ')}`);
       }
-      console.log(`  round ${r + 1}: ${rows.map((x) => `${x.name} ${x.alone.at(-1)!.toFixed(0)} alone, ${x.churn.at(-1)!.toFixed(0)} under churn`).join('; ')}`);
     }
     return { rows, coredns };
   } finally {
@@ -160,18 +197,18 @@ console.log(`bench:churn: ${SERVICES} services asked, ${CHURN} churning at ${CHA
 const results = await main();
 const when = new Date().toISOString();
 const lines = [
-  '| server | QPS without churn | with churn | ratio | goal (kube-dns) | changes accepted | server CPU per 1,000 queries, without / with | machine idle, without / with |',
-  '|---|---|---|---|---|---|---|---|',
+  '| server | placement | QPS without churn | with churn | ratio | goal (kube-dns) | changes accepted | server CPU per 1,000 queries, without / with | machine idle, without / with |',
+  '|---|---|---|---|---|---|---|---|---|',
   ...results.rows.map((r) => {
     const ratio = median(r.churn) / median(r.alone);
     const goal = r.name === 'kube-dns' ? `≥ ${GOAL}: ${ratio >= GOAL ? 'met' : '**not met**'}` : '';
     const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
-    return `| ${r.name} | ${median(r.alone).toFixed(0)} | ${median(r.churn).toFixed(0)} | **${ratio.toFixed(2)}** | ${goal} | ${r.changes} | ${median(r.cpuAlone).toFixed(1)} / ${median(r.cpuChurn).toFixed(1)} ms | ${pct(median(r.idleAlone))} / ${pct(median(r.idleChurn))} |`;
+    return `| ${r.name} | ${r.placement} | ${median(r.alone).toFixed(0)} | ${median(r.churn).toFixed(0)} | **${ratio.toFixed(2)}** | ${goal} | ${r.changes} | ${median(r.cpuAlone).toFixed(1)} / ${median(r.cpuChurn).toFixed(1)} ms | ${pct(median(r.idleAlone))} / ${pct(median(r.idleChurn))} |`;
   }),
 ];
 const md = `# Endpoint churn: QPS of unchanged names (${when})
 
-node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model}), load average at start ${load}; kube-apiserver v1.36.3 + etcd from test/e2e/harness on loopback; CoreDNS ${results.coredns ? results.coredns.replace(/.*coredns-(v[\d.]+).*/, '$1') : 'not built'} (kubernetes plugin, no cache). ${SERVICES} headless services with 5 ready endpoints each are asked (dnsperf -T 1 -c 1 -q 200 -l ${SECONDS}, A queries in random order), alone and while ${CHURN} other services have their EndpointSlice replaced through the API at ${CHANGE_RATE} a second (one endpoint address moving each time). Medians of ${ROUNDS} alternated rounds. The server's CPU per query says whether the churn made each answer dearer (cache misses, rebuilds); the machine's idle share says whether the API server and etcd, handling the churn on the same CPUs, left the server less to run on.
+node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model}), load average at start ${load}; kube-apiserver v1.36.3 + etcd from test/e2e/harness on loopback; CoreDNS ${results.coredns ? results.coredns.replace(/.*coredns-(v[\d.]+).*/, '$1') : 'not built'} (kubernetes plugin, no cache). ${SERVICES} headless services with 5 ready endpoints each are asked (dnsperf -T 1 -c 1 -q 200 -l ${SECONDS}, A queries in random order), alone and while ${CHURN} other services have their EndpointSlice replaced through the API at ${CHANGE_RATE} a second (one endpoint address moving each time). Medians of ${ROUNDS} alternated rounds, in two placements: \`shared\`, every process on every CPU (the API server and etcd, handling the churn, compete with the DNS server for the same CPUs), and \`split\`, the API server, etcd and the churn driver on CPU 0 and the DNS servers with dnsperf on the others (taskset), as in a cluster where kube-dns runs on a worker node. The server's CPU per query says whether the churn made each answer dearer (cache misses, rebuilds); the machine's idle share says whether the API server and etcd, handling the churn on the same CPUs, left the server less to run on.
 
 ${lines.join('\n')}
 `;

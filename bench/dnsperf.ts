@@ -14,8 +14,10 @@ export interface PerfResult {
   maxLatencyMs: number;
 }
 
-export async function dnsperf(port: number, queryFile: string, seconds: number, extra: string[] = []): Promise<PerfResult> {
-  const { stdout } = await run('dnsperf', ['-s', '127.0.0.1', '-p', String(port), '-d', queryFile, '-l', String(seconds), '-T', '1', '-c', '1', '-q', '200', ...extra], {
+/** dnsperf's summary of one run; `cpus`: run it on those CPUs only (a taskset list, e.g. `1`). */
+export async function dnsperf(port: number, queryFile: string, seconds: number, extra: string[] = [], cpus?: string): Promise<PerfResult> {
+  const pinned = cpus === undefined ? [] : ['-c', cpus, 'dnsperf'];
+  const { stdout } = await run(cpus === undefined ? 'dnsperf' : 'taskset', [...pinned, '-s', '127.0.0.1', '-p', String(port), '-d', queryFile, '-l', String(seconds), '-T', '1', '-c', '1', '-q', '200', ...extra], {
     timeout: (seconds + 30) * 1000,
     maxBuffer: 64 * 1024 * 1024,
   });
