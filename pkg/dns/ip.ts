@@ -183,6 +183,14 @@ export function formatIPv6(buf: Uint8Array, off: number, mappedAsIPv4 = true): s
   return s;
 }
 
+/**
+ * Whether an address text (canonical, as sockets and normalized upstreams give it) is loopback:
+ * 127.0.0.0/8, ::1, or 127.x mapped into IPv6 (an IPv4 sender on a dual-stack socket).
+ */
+export function isLoopback(text: string): boolean {
+  return text.startsWith('127.') || text === '::1' || text.startsWith('::ffff:127.');
+}
+
 // Room for the address ipVersion parses and throws away. Single-threaded, so one is enough.
 const scratch = new Uint8Array(16);
 

@@ -5,6 +5,7 @@
 
 import type { Socket } from 'node:net';
 import { Rcode } from '../dns/constants.ts';
+import { isLoopback } from '../dns/ip.ts';
 import { createLogger } from '../log/log.ts';
 import type { Logger } from '../log/log.ts';
 import { ForwardError } from './errors.ts';
@@ -63,6 +64,8 @@ export class Forwarder {
   private readonly maxInFlight: number;
   private readonly log: Logger;
   private readonly routes = new Routes<UpstreamServer>();
+  /** The routes whose every server is on loopback (isLocal), found once per install, not per query. */
+  private localRoutes = new WeakSet<readonly UpstreamServer[]>();
   /** Every configured address, default route first, then the stub domains' in the order given. */
   private servers: ReadonlyMap<string, UpstreamServer> = new Map();
   private defaultConfig: readonly Upstream[] = [];
@@ -115,8 +118,7 @@ export class Forwarder {
    * dnscache), the only kind an asker's address may be passed to (dnscache --add-subnet).
    */
   isLocal(qname: string): boolean {
-    const servers = this.routes.serversFor(qname);
-    return servers.length > 0 && servers.every((s) => s.host === '::1' || s.host.startsWith('127.'));
+    return this.localRoutes.has(this.routes.serversFor(qname));
   }
 
   /** The servers a name would be sent to, in the order they are tried. */
@@ -232,6 +234,8 @@ export class Forwarder {
     this.routes.setDefault(defaultRoute);
     this.routes.setStubs(stubRoutes);
     this.servers = set.byKey;
+    this.localRoutes = new WeakSet();
+    for (const route of [defaultRoute, ...stubRoutes.values()]) if (route.length > 0 && route.every((s) => isLoopback(s.host))) this.localRoutes.add(route);
   }
 
   private async overTcp(query: Buffer, queryEnd: number, server: Upstream): Promise<Buffer | null> {
