@@ -3,6 +3,7 @@
 // A name with fewer than five dots is first asked as `<name>.<ns>.svc.<zone>`: that query, from a
 // pod of <ns>, is the one autopath answers with the end of the whole walk.
 
+import { isLoopback } from '../dns/ip.ts';
 import type { Query } from '../dns/server.ts';
 import { ipv4Number } from './pod-index.ts';
 
@@ -34,10 +35,11 @@ export function restOfWalk(name: string, zone: string): string[] {
  * packet's source counts, so no pod can speak for another namespace.
  */
 export function askerIPv4(q: Query): number {
-  const from = q.remoteAddress.startsWith('::ffff:') ? q.remoteAddress.slice(7) : q.remoteAddress;
-  if (from.startsWith('127.') || from === '::1') {
+  if (isLoopback(q.remoteAddress)) {
     const s = q.clientSubnet;
-    return s !== null && s.family === 1 && s.sourcePrefix === 32 ? ipv4Number(s.address) : -1;
+    if (s === null || s.family !== 1 || s.sourcePrefix !== 32) return -1;
+    const a = s.address;
+    return a[0] * 0x100_0000 + ((a[1] << 16) | (a[2] << 8) | a[3]) || -1;
   }
-  return ipv4Number(from);
+  return ipv4Number(q.remoteAddress.startsWith('::ffff:') ? q.remoteAddress.slice(7) : q.remoteAddress);
 }

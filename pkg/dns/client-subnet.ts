@@ -6,7 +6,7 @@
 
 import { Type, UDP_MAX_SIZE } from './constants.ts';
 import { OFF_ANCOUNT, OFF_ARCOUNT, OFF_NSCOUNT, OFF_QDCOUNT, setU16, u16 } from './header.ts';
-import { formatIPv4, formatIPv6, parseIPv4, parseIPv6, writeIPv4 } from './ip.ts';
+import { formatIPv4, formatIPv6, parseIPv4, parseIPv6 } from './ip.ts';
 import { skipName } from './walk.ts';
 import { OPTION_ECS } from './question.ts';
 import type { OptView } from './question.ts';
@@ -15,17 +15,26 @@ export interface ClientSubnet {
   /** 1 IPv4, 2 IPv6 (RFC 7871's FAMILY). */
   family: 1 | 2;
   sourcePrefix: number;
-  /** The address, zero beyond the prefix. */
-  address: string;
+  /**
+   * The address bytes as the request carried them: the prefix's, rounded up to whole bytes (4 for a
+   * /32); the rest of the address is zero. Kept as bytes: the server echoes them, autopath reads an
+   * IPv4 number from them; text only where a person reads it (clientSubnetText).
+   */
+  address: Uint8Array;
 }
 
 /** The Client Subnet readOpt found in `req`, or null. */
 export function clientSubnetOf(req: Uint8Array, view: OptView): ClientSubnet | null {
   if (view.ecsFamily === 0) return null;
-  const bytes = new Uint8Array(16);
-  bytes.set(req.subarray(view.ecsAddressAt, view.ecsAddressAt + view.ecsAddressLength));
-  const family = view.ecsFamily as 1 | 2;
-  return { family, sourcePrefix: view.ecsSourcePrefix, address: family === 1 ? formatIPv4(bytes, 0) : formatIPv6(bytes, 0, false) };
+  const address = req.slice(view.ecsAddressAt, view.ecsAddressAt + view.ecsAddressLength);
+  return { family: view.ecsFamily as 1 | 2, sourcePrefix: view.ecsSourcePrefix, address };
+}
+
+/** `10.1.2.0/24`, `fd00:1::5/128`: a Client Subnet as text, for logs and tests. */
+export function clientSubnetText(s: ClientSubnet): string {
+  const full = new Uint8Array(16);
+  full.set(s.address);
+  return `${s.family === 1 ? formatIPv4(full, 0) : formatIPv6(full, 0, false)}/${s.sourcePrefix}`;
 }
 
 /** An OPT record (latin1, as Template.opt) echoing `subnet` with `scope`; `rcode` the full rcode. */
@@ -42,10 +51,7 @@ export function clientSubnetOpt(subnet: ClientSubnet, scope: number, rcode: numb
   out.writeUInt16BE(subnet.family, 15);
   out[17] = subnet.sourcePrefix;
   out[18] = Math.min(scope, subnet.family === 1 ? 32 : 128);
-  const full = new Uint8Array(16);
-  if (subnet.family === 1) writeIPv4(subnet.address, full, 0);
-  else parseIPv6(subnet.address, full, 0);
-  out.set(full.subarray(0, addressLength), 19);
+  out.set(subnet.address.subarray(0, addressLength), 19);
   return out.toString('latin1');
 }
 

@@ -49,7 +49,6 @@ export interface Query {
   clientSubnet: ClientSubnet | null;
 }
 
-
 export interface Answer {
   /**
    * The response. The server sets id, qr, opcode, rd, cd, the question (echoed from the

@@ -3,6 +3,7 @@
 // without a scope carries none and is cached for everyone, and a malformed option is FORMERR.
 
 import t from 'tap';
+import { clientSubnetText } from '../../pkg/dns/client-subnet.ts';
 import { Class, Type } from '../../pkg/dns/constants.ts';
 import { emptyMessage } from '../../pkg/dns/message.ts';
 import type { Answer, Query } from '../../pkg/dns/server.ts';
@@ -16,7 +17,7 @@ function echoSubnet(calls: Query[]) {
     const m = emptyMessage();
     m.aa = true;
     const s = q.clientSubnet;
-    m.answers.push({ name: q.qname, type: Type.TXT, class: Class.IN, ttl: 30, data: { texts: [s ? `${s.address}/${s.sourcePrefix}` : 'none'] } });
+    m.answers.push({ name: q.qname, type: Type.TXT, class: Class.IN, ttl: 30, data: { texts: [s ? clientSubnetText(s) : 'none'] } });
     return { message: m, cacheable: true, clientScope: q.qname.startsWith('scoped') ? 32 : undefined };
   };
 }

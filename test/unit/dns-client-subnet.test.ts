@@ -54,7 +54,7 @@ t.test('takeClientSubnet: the scope, and the reply without the option', async (t
 t.test('clientSubnetOpt: the OPT record the server answers with', async (t) => {
   const m = emptyMessage(1);
   m.questions.push({ name: 'x', type: Type.A, class: Class.IN });
-  const wire = Buffer.concat([encodeMessage(m).bytes, Buffer.from(clientSubnetOpt({ family: 1, sourcePrefix: 24, address: '10.1.2.0' }, 32, 0), 'latin1')]);
+  const wire = Buffer.concat([encodeMessage(m).bytes, Buffer.from(clientSubnetOpt({ family: 1, sourcePrefix: 24, address: Uint8Array.of(10, 1, 2) }, 32, 0), 'latin1')]);
   wire.writeUInt16BE(1, 10); // ARCOUNT
   t.same(optionsOf(wire), [{ code: 8, data: [0, 1, 24, 32, 10, 1, 2] }], 'source 24 (3 address bytes), scope 32');
 });
