@@ -8,6 +8,8 @@
 // address (a reuse seen in the wrong order) make the address ambiguous: unknown, answered as today,
 // until a relist settles it.
 
+import { parseIPv4 } from '../dns/ip.ts';
+
 const EMPTY = 0;
 /** Value bits: the namespace id (1-based) in the low 24, the relist mark in bit 30, ambiguity in bit 31. */
 const NS_MASK = 0x00ff_ffff;
@@ -22,26 +24,22 @@ export function hash32(s: string): number {
   return h >>> 0;
 }
 
-/** `a.b.c.d` → a 32-bit number (never 0 for a pod address), or -1. */
+// Room for the address ipv4Number parses. Single-threaded, so one is enough.
+const quad = new Uint8Array(4);
+
+/** `a.b.c.d` (pkg/dns's strict dotted quad) → a 32-bit number (never 0 for a pod address), or -1. */
 export function ipv4Number(ip: string): number {
-  let n = 0;
-  let part = 0;
-  let digits = 0;
-  let dots = 0;
-  for (let i = 0; i <= ip.length; i++) {
-    const c = i < ip.length ? ip.charCodeAt(i) : 46;
-    if (c === 46) {
-      if (digits === 0 || part > 255) return -1;
-      n = n * 256 + part;
-      part = 0;
-      digits = 0;
-      dots++;
-    } else if (c >= 48 && c <= 57 && digits < 3) {
-      part = part * 10 + (c - 48);
-      digits++;
-    } else return -1;
-  }
-  return dots === 4 && n !== 0 ? n : -1;
+  return parseIPv4(ip, 0, ip.length, quad, 0) ? ipv4FromBytes(quad) : -1;
+}
+
+/** The ipv4Number of the 4 address bytes at the start of `b` (a Client Subnet's /32), or -1 for 0.0.0.0. */
+export function ipv4FromBytes(b: Uint8Array): number {
+  return b[0] * 0x100_0000 + ((b[1] << 16) | (b[2] << 8) | b[3]) || -1;
+}
+
+/** Where `ip` would sit in a table of `mask + 1` slots, before probing. */
+function home(ip: number, mask: number): number {
+  return (Math.imul(ip, 0x9e3779b1) >>> 0) & mask;
 }
 
 export class PodIndex {
@@ -136,7 +134,7 @@ export class PodIndex {
   /** The slot holding `ip`, or the empty slot where it would go. */
   private find(ip: number): number {
     const mask = this.keys.length - 1;
-    let slot = Math.imul(ip, 0x9e3779b1) >>> 0 & mask;
+    let slot = home(ip, mask);
     while (this.keys[slot] !== EMPTY && this.keys[slot] !== ip) slot = (slot + 1) & mask;
     return slot;
   }
@@ -147,9 +145,9 @@ export class PodIndex {
     let hole = slot;
     let next = (hole + 1) & mask;
     while (this.keys[next] !== EMPTY) {
-      const home = Math.imul(this.keys[next], 0x9e3779b1) >>> 0 & mask;
+      const h = home(this.keys[next], mask);
       // The entry at `next` may fill the hole when its home is not in (hole, next], cyclically.
-      if (hole <= next ? home <= hole || home > next : home <= hole && home > next) {
+      if (hole <= next ? h <= hole || h > next : h <= hole && h > next) {
         this.keys[hole] = this.keys[next];
         this.values[hole] = this.values[next];
         this.owners[hole] = this.owners[next];

@@ -5,7 +5,7 @@
 
 import { isLoopback } from '../dns/ip.ts';
 import type { Query } from '../dns/server.ts';
-import { ipv4Number } from './pod-index.ts';
+import { ipv4FromBytes, ipv4Number } from './pod-index.ts';
 
 export interface FirstCandidate {
   /** What the client looks up, e.g. `api.example.com` or `db.prod`. */
@@ -37,9 +37,7 @@ export function restOfWalk(name: string, zone: string): string[] {
 export function askerIPv4(q: Query): number {
   if (isLoopback(q.remoteAddress)) {
     const s = q.clientSubnet;
-    if (s === null || s.family !== 1 || s.sourcePrefix !== 32) return -1;
-    const a = s.address;
-    return a[0] * 0x100_0000 + ((a[1] << 16) | (a[2] << 8) | a[3]) || -1;
+    return s !== null && s.family === 1 && s.sourcePrefix === 32 ? ipv4FromBytes(s.address) : -1;
   }
   return ipv4Number(q.remoteAddress.startsWith('::ffff:') ? q.remoteAddress.slice(7) : q.remoteAddress);
 }
