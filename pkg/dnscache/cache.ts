@@ -53,12 +53,19 @@ function lifetime(shape: ReplyShape | null, p: CachePolicy): number {
  * SOA included).
  */
 export function prepareForCache(reply: Uint8Array, p: CachePolicy): number {
-  if (p.size <= 0) return 0;
+  return prepareForKeeping(reply, p).ttl;
+}
+
+const NOT_KEPT = { ttl: 0, ttlOffsets: [] as readonly number[] };
+
+/** prepareForCache, and where the reply's TTLs are, for a cache of the caller's own (one walk of the reply). */
+export function prepareForKeeping(reply: Uint8Array, p: CachePolicy): { ttl: number; ttlOffsets: readonly number[] } {
+  if (p.size <= 0) return NOT_KEPT;
   const shape = readReplyShape(reply);
   const ttl = lifetime(shape, p);
-  if (ttl <= 0 || shape === null) return 0;
+  if (ttl <= 0 || shape === null) return NOT_KEPT;
   for (const off of shape.ttlOffsets) writeTtl(reply, off, Math.min(ttl, clampTtl(readTtl(reply, off), p)));
-  return ttl;
+  return { ttl, ttlOffsets: shape.ttlOffsets };
 }
 
 /**

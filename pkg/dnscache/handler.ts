@@ -14,8 +14,7 @@ import type { Answer, Handler, Query } from '../dns/server.ts';
 import { ForwardError } from '../forward/forward.ts';
 import type { Forwarder } from '../forward/forward.ts';
 import type { Logger } from '../log/log.ts';
-import { prepareForCache, questionKey } from './cache.ts';
-import { readReplyShape } from './records.ts';
+import { prepareForCache, prepareForKeeping, questionKey } from './cache.ts';
 import { readTtl, writeTtl } from '../dns/walk.ts';
 import type { CachePolicy } from './cache.ts';
 import type { LoopDetector } from './loop.ts';
@@ -58,7 +57,7 @@ interface Forwarded {
 /** A reply kept for one asker: its bytes, where its TTLs are, and when it was kept. */
 interface ScopedEntry {
   wire: Uint8Array;
-  ttlOffsets: number[];
+  ttlOffsets: readonly number[];
   storedAt: number;
 }
 
@@ -150,10 +149,9 @@ export class CachingHandler {
   /** The reply to a question sent with the asker's address: scoped ones kept for the asker, the option taken out. */
   private received(reply: Uint8Array, key: string): Forwarded {
     const { scope, wire } = takeClientSubnet(reply);
-    const ttl = prepareForCache(wire, this.policy);
+    const { ttl, ttlOffsets } = prepareForKeeping(wire, this.policy);
     if (scope <= 0) return { wire, ttl };
-    const shape = ttl > 0 ? readReplyShape(wire) : null;
-    if (shape !== null) this.scoped?.set(key, { wire, ttlOffsets: shape.ttlOffsets, storedAt: Date.now() }, { ttl: ttl * 1000 });
+    if (ttl > 0) this.scoped?.set(key, { wire, ttlOffsets, storedAt: Date.now() }, { ttl: ttl * 1000 });
     return { wire, ttl: 0, scoped: true };
   }
 
