@@ -3,7 +3,7 @@
 // what was delivered before, so the store converges after a 410 or a reconnect: objects deleted while
 // we were away get delete events, changed ones updates, new ones adds.
 
-import type { KubeObject } from './source.ts';
+import type { KubeObject, RelistHooks } from './source.ts';
 
 export type Change = 'add' | 'update' | 'delete';
 
@@ -90,9 +90,9 @@ export class Relist {
  */
 export class ForgetfulObjects implements Known {
   size = 0;
-  private readonly hooks: { relisting(): void; relisted(): void };
+  private readonly hooks: RelistHooks;
 
-  constructor(hooks: { relisting(): void; relisted(): void }) {
+  constructor(hooks: RelistHooks) {
     this.hooks = hooks;
   }
 

@@ -16,7 +16,7 @@ import { ForgetfulObjects, KnownObjects } from './kubernetes-known.ts';
 import type { Known } from './kubernetes-known.ts';
 import type { Change } from './kubernetes-known.ts';
 import { SilenceWatchdog } from './kubernetes-silence.ts';
-import type { KubeObject } from './source.ts';
+import type { KubeObject, RelistHooks } from './source.ts';
 
 export type RestartReason = 'expired' | 'closed' | 'silent' | 'error';
 export const RESTART_REASONS: readonly RestartReason[] = ['expired', 'closed', 'silent', 'error'];
@@ -24,7 +24,7 @@ export const RESTART_REASONS: readonly RestartReason[] = ['expired', 'closed', '
 export interface ReflectorOptions {
   kind: string;
   /** The kind's hooks when it is too numerous to remember per object (WatchedKind.forgetful). */
-  forgetful?: { relisting(): void; relisted(): void };
+  forgetful?: RelistHooks;
   /** Its first list does not hold the source's first sync. */
   optional?: boolean;
   /** Collection paths, e.g. [/api/v1/services]: the first the server serves is used (a CRD's versions, newest first). */

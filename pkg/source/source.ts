@@ -3,6 +3,12 @@
 // a source reads is given to it (pkg/cluster's table of kinds): a source knows no kind by name.
 
 /** A kind of object a source reads, as the API serves it. */
+/** A forgetful kind's relist frame: relisting() before the first listed object, relisted() after the last. */
+export interface RelistHooks {
+  relisting(): void;
+  relisted(): void;
+}
+
 export interface WatchedKind {
   /** The object's `kind` (Service, EndpointSlice, ...). */
   kind: string;
@@ -22,7 +28,7 @@ export interface WatchedKind {
    * the last (each listed object an add), and the kind drops what the list did not name. Watch events
    * arrive as they come (every MODIFIED an update, every DELETED a delete).
    */
-  forgetful?: { relisting(): void; relisted(): void };
+  forgetful?: RelistHooks;
 }
 
 /** One kind to list and watch: in every namespace, or one with a field selector (the ConfigMap). */
