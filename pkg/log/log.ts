@@ -18,6 +18,12 @@ export interface Logger {
   debug(level: number, msg: string, fields?: Fields): void;
   /** A logger named `<name>/<sub>` (klog's LoggerWithName). */
   child(sub: string): Logger;
+  /**
+   * A child process's output line into our stream: one that is already an entry in our format (a
+   * program of ours logging as we do) is written as it is; any other becomes an info entry whose
+   * caller is the line that relays it.
+   */
+  relay(line: string): void;
 }
 
 export const LOG_FORMATS = ['text', 'json'] as const;
@@ -124,17 +130,12 @@ export function createLogger(name: string): Logger {
       if (verbosity >= level) write('I', level, name, callerOf(logger.debug), msg, fields);
     },
     child: (sub) => createLogger(`${name}/${sub}`),
+    relay: (line) => {
+      if (format === 'json' ? line.startsWith('{"ts":') : KLOG_HEADER.test(line)) sink(line + '\n');
+      else write('I', 0, name, callerOf(logger.relay), line);
+    },
   };
   return logger;
-}
-
-/**
- * A child process's output line into our stream: one that is already an entry in our format (a
- * program of ours logging as we do) is written as it is; any other becomes an info entry of `log`.
- */
-export function relayLine(log: Logger, line: string): void {
-  if (format === 'json' ? line.startsWith('{"ts":') : KLOG_HEADER.test(line)) sink(line + '\n');
-  else log.info(line);
 }
 
 const KLOG_HEADER = /^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ [^ \]]+:\d+\] /;

@@ -7,7 +7,6 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { relayLine } from '../log/log.ts';
 import type { Logger } from '../log/log.ts';
 import type { ChildCommand } from './exec.ts';
 import { SUPERVISOR_ENV } from '../signals/shutdown.ts';
@@ -114,7 +113,7 @@ export class Supervisor {
   constructor(opts: SupervisorOptions) {
     this.command = opts.command;
     this.log = opts.log;
-    this.output = opts.output ?? ((line) => relayLine(this.log, line));
+    this.output = opts.output ?? ((line) => this.log.relay(line));
     this.backoff = { ...DEFAULT_BACKOFF, ...opts.backoff };
     this.killAfterMs = opts.killAfterMs ?? 5000;
     this.readyFallbackMs = opts.readyFallbackMs ?? 2000;

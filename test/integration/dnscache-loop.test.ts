@@ -40,6 +40,7 @@ function warnings(): Logger & { lines: [string, Fields | undefined][] } {
     warn: (msg, fields) => lines.push([msg, fields]),
     error: () => {},
     debug: () => {},
+    relay: () => {},
     child: () => log,
   };
   return log;

@@ -27,7 +27,7 @@ for (const top of ['pkg', 'cmd']) {
     sources.set(base, [...(sources.get(base) ?? []), readFileSync(join(repoRoot, top, rel), 'utf8').split('\n')]);
   }
 }
-const LOGS = /\.(info|warn|error|debug)\(/;
+const LOGS = /\.(info|warn|error|debug|relay)\(/;
 
 function callerLogs(caller: string): boolean {
   const [file, line] = caller.split(':');
@@ -133,6 +133,6 @@ t.test("the nanny's stream is one format, its child's lines in it", async (t) =>
   await t.test("real dnsmasq, JSON: dnsmasq's own lines become entries", async (t) => {
     const n = await startNanny(t, { child: 'dnsmasq', flags: ['-logging-format=json'] });
     const es = entries(t, n.program.rawOutput(), 'json');
-    t.match(find(es, /^dnsmasq\[\d+\]: started, version/), { logger: 'dnsmasq-nanny/dnsmasq', v: 0 });
+    t.match(find(es, /^dnsmasq\[\d+\]: started, version/), { logger: 'dnsmasq-nanny/dnsmasq', v: 0, caller: /^supervisor\.ts:\d+$/ });
   });
 });
