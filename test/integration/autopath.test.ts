@@ -40,9 +40,9 @@ const PODS = [
   pod('prod', 'worker', PROD),
 ];
 
-async function startPod(t: Test) {
+async function startPod(t: Test, autopath = '--autopath') {
   const world = await startDnsmasq(t, ['192.0.2.10 api.example.com'], ['--local-ttl=60']);
-  const kd = await startKubeDns(t, { clusterYaml: yamlDocs(CLUSTER, ...PODS), args: ['--autopath', `--nameservers=127.0.0.1:${world.port}`] });
+  const kd = await startKubeDns(t, { clusterYaml: yamlDocs(CLUSTER, ...PODS), args: [autopath, `--nameservers=127.0.0.1:${world.port}`] });
   const cache = startProgram(t, 'dnscache', [
     '-k',
     '--port=0',
@@ -114,4 +114,12 @@ t.test('an answer for one pod is never served to another asker, from either cach
   t.equal(sample(m, 'kubedns_autopath_first_candidates_total{outcome="unknown-client"}'), 1);
   t.equal(sample(m, 'kubedns_autopath_pods'), 3, 'addresses: client, old/new (one, ambiguous), worker');
   t.ok(sample(m, 'kubedns_autopath_index_bytes') > 0);
+});
+
+t.test('--autopath=false: every first candidate answered as without autopath', async (t) => {
+  const { kd, ask } = await startPod(t, '--autopath=false');
+  t.equal((await ask(APPS, 'db.default.apps.svc.cluster.local')).status, 'NXDOMAIN');
+  t.equal((await ask(APPS, 'api.example.com.apps.svc.cluster.local')).status, 'NXDOMAIN');
+  const m = await scrape(kd.httpPort);
+  t.notOk([...m.keys()].some((k) => k.startsWith('kubedns_autopath_')), 'no autopath metrics');
 });
