@@ -16,13 +16,15 @@ export interface FirstCandidate {
 
 /** `<name>.<ns>.svc.<zone>` → its name and namespace; null for any other name. */
 export function firstCandidate(qname: string, zone: string): FirstCandidate | null {
-  const suffix = `.svc.${zone}`;
-  if (!qname.endsWith(suffix)) return null;
-  const head = qname.slice(0, -suffix.length);
-  const dot = head.lastIndexOf('.');
+  // Checked in place: every NXDOMAIN of the zone comes here, a flood of made-up names included.
+  const svc = qname.length - zone.length - SVC.length;
+  if (svc <= 0 || !qname.endsWith(zone) || !qname.startsWith(SVC, svc)) return null;
+  const dot = qname.lastIndexOf('.', svc - 1);
   if (dot <= 0) return null;
-  return { name: head.slice(0, dot), namespace: head.slice(dot + 1) };
+  return { name: qname.slice(0, dot), namespace: qname.slice(dot + 1, svc) };
 }
+
+const SVC = '.svc.';
 
 /** The rest of the walk after the first candidate, in order; the last is the name itself (absolute). */
 export function restOfWalk(name: string, zone: string): string[] {

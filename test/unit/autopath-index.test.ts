@@ -2,6 +2,7 @@
 
 import t from 'tap';
 import { PodIndex, hash32, ipv4Number } from '../../pkg/autopath/pod-index.ts';
+import { firstCandidate } from '../../pkg/autopath/search.ts';
 import { trimPod } from '../../pkg/autopath/trim.ts';
 import type { KubeObject } from '../../pkg/source/source.ts';
 
@@ -101,4 +102,13 @@ t.test('trimPod: the IPv4 address and whether the pod walks the kubelet search l
     t.match(trimPod(pod(o)), { eligible: false }, why);
   }
   t.match(trimPod(pod({ spec: { dnsPolicy: 'ClusterFirst', dnsConfig: {} } })), { eligible: true }, 'ClusterFirst with an empty dnsConfig');
+});
+
+t.test('firstCandidate: <name>.<ns>.svc.<zone> and nothing else', async (t) => {
+  const zone = 'cluster.local';
+  t.same(firstCandidate('api.example.com.apps.svc.cluster.local', zone), { name: 'api.example.com', namespace: 'apps' });
+  t.same(firstCandidate('db.default.apps.svc.cluster.local', zone), { name: 'db.default', namespace: 'apps' });
+  for (const other of ['apps.svc.cluster.local', '.apps.svc.cluster.local', 'db.apps.svc.xcluster.local', 'db.apps.xsvc.cluster.local', 'db.apps.svc.cluster.locals', 'db.apps.cluster.local', 'cluster.local', 'svc.cluster.local']) {
+    t.equal(firstCandidate(other, zone), null, other);
+  }
 });
