@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { startDnsPod } from '../test/helpers/autopath-pod.ts';
 import { podNetwork } from '../test/helpers/netns.ts';
 import { buildResolvers } from '../test/helpers/resolvers.ts';
+import { sample, scrape } from '../test/helpers/sidecar.ts';
 import { binariesAvailable, startBenchCluster } from './api-cluster.ts';
 import type { BenchCluster, KubeObject } from './api-cluster.ts';
 import { corednsBin, startCoreDnsWith, startKubeDnsApi } from './api-servers.ts';
@@ -96,11 +97,8 @@ interface Memory {
   createSeconds: number;
 }
 
-async function metric(httpPort: number, name: string): Promise<number> {
-  const body = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
-  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(body);
-  return m ? Number(m[1]) : NaN;
-}
+/** One sample of a kube-dns's /metrics. */
+const metric = async (httpPort: number, name: string): Promise<number> => sample(await scrape(httpPort), name);
 
 async function footprint(s: ApiDnsServer): Promise<Footprint> {
   const retained = (await metric(s.httpPort!, 'nodejs_heap_size_used_bytes')) + (await metric(s.httpPort!, 'nodejs_external_memory_bytes'));
