@@ -8,7 +8,7 @@ import { encodeMessage, parseMessage } from '../dns/codec.ts';
 import type { Answer, Query } from '../dns/server.ts';
 import { ipFromReverseName } from '../cluster/ip.ts';
 import { ZONE_WIDE } from '../zone/zone.ts';
-import type { Zone } from '../zone/zone.ts';
+import type { LookupResult, Zone } from '../zone/zone.ts';
 import type { Forwarder } from '../forward/forward.ts';
 import type { Logger } from '../log/log.ts';
 import type { NodeTopology } from '../cluster/model.ts';
@@ -66,6 +66,11 @@ function reply(rcode: number, opts: Partial<Message> = {}): Message {
   return { ...emptyMessage(), qr: true, ra: true, rcode, ...opts };
 }
 
+/** The reply a zone lookup makes (its ExternalName not chased yet). */
+function lookupReply(r: LookupResult): Message {
+  return reply(r.rcode, { aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals });
+}
+
 export class Resolver {
   private readonly o: ResolverOptions;
 
@@ -113,7 +118,7 @@ export class Resolver {
       if (entry !== null) return entry;
     }
     const tag = SYSTEM_TAG.auth;
-    const message = reply(r.rcode, { aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals });
+    const message = lookupReply(r);
     // NXDOMAIN and NODATA carry only the zone's SOA: one template for every such name, so a flood of
     // made-up names costs no cache entry each.
     if (r.answers.length === 0 && r.additionals.length === 0) {
@@ -157,7 +162,7 @@ export class Resolver {
         if (addresses === null) continue;
         return this.autopathAnswer(q, candidate, reply(Rcode.NOERROR, { aa: true, answers: entryRecords(candidate, qtype, addresses, zone.ttl) }), 'cluster');
       }
-      const message = reply(r.rcode, { aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals });
+      const message = lookupReply(r);
       if (r.chase === null) return this.autopathAnswer(q, candidate, message, 'cluster');
       return this.chase(message, r.chase, qtype).then((a) => this.autopathAnswer(q, candidate, a.message!, 'cluster'));
     }
