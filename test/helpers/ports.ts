@@ -1,7 +1,39 @@
-// Free loopback ports for servers that cannot take port 0 (dnsmasq): a port free for UDP and TCP now.
+// Free loopback ports for servers that cannot take port 0 (dnsmasq), or that a test stops and starts
+// again on the same port: a port free for UDP and TCP now.
+//
+// The port is drawn from outside the kernel's ephemeral range (net.ipv4.ip_local_port_range). A port
+// from inside it (what binding port 0 gives) is the kernel's to hand out again as the source port of
+// any client socket on the machine (dig, an HTTP scrape, the API server's connections) once it is
+// released: between the check and the server's bind, or while a test restarts a server on it. CI saw
+// exactly that: a restarted dnscache failed with `listen EADDRINUSE`. Outside the range only an
+// explicit bind can take it.
 
+import { readFileSync } from 'node:fs';
 import { createSocket } from 'node:dgram';
 import { createServer } from 'node:net';
+
+/** The ephemeral range as the kernel says, [low, high]; Linux's default where it cannot be read. */
+export function ephemeralRange(): [number, number] {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (low > 0 && high >= low) return [low, high];
+  } catch {
+    // not Linux: fall through
+  }
+  return [32768, 60999];
+}
+
+const FLOOR = 10000; // below: well-known and registered services' habits (6443, 2379, 8080, 9090 ...)
+const MIN_GAP = 2000;
+
+/** The widest stretch of ports outside the ephemeral range, or null when it leaves too little. */
+function stableRange(): [number, number] | null {
+  const [low, high] = ephemeralRange();
+  const below: [number, number] = [FLOOR, low - 1];
+  const above: [number, number] = [high + 1, 65535];
+  const best = below[1] - below[0] >= above[1] - above[0] ? below : above;
+  return best[1] - best[0] >= MIN_GAP ? best : null;
+}
 
 async function tryPort(port: number): Promise<number | null> {
   const udp = createSocket('udp4');
@@ -25,8 +57,9 @@ async function tryPort(port: number): Promise<number | null> {
 }
 
 export async function freePort(): Promise<number> {
-  for (let i = 0; i < 20; i++) {
-    const p = await tryPort(0);
+  const range = stableRange();
+  for (let i = 0; i < 50; i++) {
+    const p = await tryPort(range ? range[0] + Math.floor(Math.random() * (range[1] - range[0] + 1)) : 0);
     if (p !== null) return p;
   }
   throw new Error('no free port');

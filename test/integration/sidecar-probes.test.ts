@@ -75,7 +75,8 @@ t.test('503 "waiting for first probe" until the first probe ends, then 200 with 
 });
 
 t.test('kube-dns stopped: 503 within a couple of probes; started again: 200', async (t) => {
-  const kd = await startKubeDns(t, { clusterYaml: cluster });
+  // Started again on its port: a port from freePort, which no client socket can take meanwhile.
+  const kd = await startKubeDns(t, { clusterYaml: cluster, args: [`--dns-port=${await freePort()}`] });
   const sc = await startSidecar(t, [`--probe=kubedns,127.0.0.1:${kd.dnsPort},${NAME},1`, await noStats()]);
   await healthWhen(sc.port, 'kubedns', (h) => h.status === 200, 'ok while kube-dns runs');
 
