@@ -1,7 +1,9 @@
 // A real dnsmasq (Debian dnsmasq-base) on 127.0.0.1 serving fixed names: the upstream that tests
-// forward to. Each instance has its own port and hosts file, and is stopped in t.teardown.
+// forward to. Each instance has its own port, hosts file and pid file, and is stopped in t.teardown.
+// It runs as users run it: started as root, it drops to its unprivileged user before it reads the
+// hosts file, so the file's folder must be readable by others (mkdtemp makes it 0700).
 
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -20,23 +22,33 @@ export interface Dnsmasq {
  * (e.g. `--address=/example.test/192.0.2.7`). Resolves once dnsmasq has read the hosts file.
  */
 export async function startDnsmasq(t: Test, hosts: string[], extra: string[] = []): Promise<Dnsmasq> {
-  const dir = mkdtempSync(join(tmpdir(), 'kdt-dnsmasq-'));
+  const dir = dnsmasqReadableDir('kdt-dnsmasq-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const hostsFile = join(dir, 'hosts');
   writeFileSync(hostsFile, hosts.join('\n') + '\n');
   // The free port can be taken again before dnsmasq binds it: then try another.
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
-    const started = await run(t, port, hostsFile, extra);
+    const started = await run(t, dnsmasqHostsArgs(port, hostsFile, join(dir, `dnsmasq-${port}.pid`), extra), hostsFile);
     if (typeof started === 'number') return { port, pid: started };
     if (attempt >= 5 || !/in use/.test(started.log)) throw new Error(`dnsmasq did not start: ${started.log}`);
   }
 }
 
+/** A temp folder whose files dnsmasq can still read after it has dropped its privileges. */
+export function dnsmasqReadableDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  chmodSync(dir, 0o755);
+  return dir;
+}
+
+/** dnsmasq serving `hostsFile` on 127.0.0.1:`port` and nothing else, in the foreground, logging to stderr. */
+export function dnsmasqHostsArgs(port: number, hostsFile: string, pidFile: string, extra: string[] = []): string[] {
+  return ['--keep-in-foreground', '--conf-file=/dev/null', `--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--no-resolv', '--no-hosts', `--addn-hosts=${hostsFile}`, `--pid-file=${pidFile}`, '--log-facility=-', ...extra];
+}
+
 /** One dnsmasq process: its pid once it has read `hostsFile`, or its log if it stopped first. */
-async function run(t: Test, port: number, hostsFile: string, extra: string[]): Promise<number | { log: string }> {
-  // --user=root: no drop to nobody, so the test's own temp files stay readable.
-  const args = ['--keep-in-foreground', '--conf-file=/dev/null', `--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--no-resolv', '--no-hosts', `--addn-hosts=${hostsFile}`, '--pid-file=', '--user=root', '--log-facility=-', ...extra];
+async function run(t: Test, args: string[], hostsFile: string): Promise<number | { log: string }> {
   const child = spawn(DNSMASQ, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   t.teardown(async () => {
