@@ -16,8 +16,8 @@
 
 import { execFile, spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createInterface } from 'node:readline';
@@ -26,6 +26,7 @@ import { makeCluster } from './fixtures.ts';
 import { productionNodeFlags, repoRoot, startDnsmasq, stopper, waitForLine } from './servers.ts';
 import type { Running } from './servers.ts';
 import { freePort } from '../test/helpers/ports.ts';
+import { dnsmasqReadableDir } from '../test/helpers/dnsmasq.ts';
 import { plainLine } from '../test/helpers/log-lines.ts';
 import { CHILD_READY } from '../test/helpers/nanny.ts';
 
@@ -280,7 +281,7 @@ function childArgs(forwarder: Forwarder, port: number, own: string, upstreamPort
     `--resolv-file=${join(own, 'resolv.conf')}`,
     `--server=/cluster.local/127.0.0.1#${upstreamPort}`,
   ];
-  return forwarder === 'dnsmasq' ? [...args, '--conf-file=/dev/null', '--user=root', '--no-hosts'] : args;
+  return forwarder === 'dnsmasq' ? [...args, '--conf-file=/dev/null', '--no-hosts'] : args;
 }
 
 async function startNanny(dir: string, forwarder: Forwarder, upstreamPort: number): Promise<NannyRun> {
@@ -557,7 +558,7 @@ export function configReport(r: ConfigResults): string {
 }
 
 if (import.meta.main) {
-  const dir = mkdtempSync(join(tmpdir(), 'kdt-bench-config-'));
+  const dir = dnsmasqReadableDir('kdt-bench-config-');
   try {
     const r = await benchConfigChanges(dir);
     console.log('\n' + configReport(r) + '\n\n' + JSON.stringify(r, null, 2));

@@ -36,7 +36,7 @@ export async function startDnscache(dir: string, port: number, upstreamPort: num
 export async function startDnsmasqCache(dir: string, port: number, upstreamPort: number): Promise<Running> {
   const own = join(dir, 'dnsmasq-cache');
   mkdirSync(own, { recursive: true });
-  const child = spawn('/usr/sbin/dnsmasq', [...cacheArgs(port, upstreamPort, join(own, 'pid')), '--conf-file=/dev/null', '--user=root', '--no-hosts'], {
+  const child = spawn('/usr/sbin/dnsmasq', [...cacheArgs(port, upstreamPort, join(own, 'pid')), '--conf-file=/dev/null', '--no-hosts'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stop = stopper(child);

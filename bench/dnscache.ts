@@ -247,7 +247,7 @@ const when = new Date().toISOString();
 const args = cacheArgs(0, 0, '<own>').join(' ').replace('--port=0', '--port=<own>').replace('#0', '#<upstream>');
 const md = `# dnscache vs dnsmasq (${when})
 
-node ${process.version} (dnscache with its production flags), dnsmasq ${dnsmasqVersion}, ${cpus().length} CPUs (${cpus()[0]?.model}), load average at start ${load}. dnsperf -T 1 -q 200 -l ${SECONDS}, ${ROUNDS} alternated rounds (medians), A queries for ${NAMES} names in random order, every one a cache hit (the caches were filled by one pass first). Both caches run \`${args}\` (dnsmasq also \`--conf-file=/dev/null --user=root --no-hosts\`) in front of one upstream dnsmasq answering a hosts file. "bare Node" is bench/bare-udp.ts: a dgram socket sending pre-encoded replies for the same names, the ceiling for one Node process on this machine.
+node ${process.version} (dnscache with its production flags), dnsmasq ${dnsmasqVersion}, ${cpus().length} CPUs (${cpus()[0]?.model}), load average at start ${load}. dnsperf -T 1 -q 200 -l ${SECONDS}, ${ROUNDS} alternated rounds (medians), A queries for ${NAMES} names in random order, every one a cache hit (the caches were filled by one pass first). Both caches run \`${args}\` (dnsmasq also \`--conf-file=/dev/null --no-hosts\`, started as root and dropping to its own user) in front of one upstream dnsmasq answering a hosts file. "bare Node" is bench/bare-udp.ts: a dgram socket sending pre-encoded replies for the same names, the ceiling for one Node process on this machine.
 
 ${report(results)}
 `;

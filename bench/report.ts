@@ -1,15 +1,18 @@
 // The shared tail of every benchmark: run in a temp dir removed afterwards, then write
 // bench/results/<kind>-<time>.{json,md} and print the markdown.
 
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import type { Test } from 'tap';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { dnsmasqReadableDir } from '../test/helpers/dnsmasq.ts';
 import { repoRoot } from './servers.ts';
 
-/** `fn` in a fresh directory under the system temp dir, removed whatever happens. */
+/**
+ * `fn` in a fresh directory under the system temp dir, removed whatever happens. Readable by others:
+ * the benchmarks' dnsmasq drops to its own user before it reads its files there, as it does in a pod.
+ */
 export async function inTempDir<T>(prefix: string, fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const dir = dnsmasqReadableDir(prefix);
   try {
     return await fn(dir);
   } finally {

@@ -14,6 +14,7 @@ import { rssMiB, startBareUdp, startDnsmasq, startKubeDns } from './servers.ts';
 import { writeResults } from './report.ts';
 import type { Running } from './servers.ts';
 import { freePort } from '../test/helpers/ports.ts';
+import { dnsmasqReadableDir } from '../test/helpers/dnsmasq.ts';
 import { median } from './stats.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -33,7 +34,7 @@ interface QpsCase {
 }
 
 async function qpsCase(services: number): Promise<QpsCase> {
-  const dir = mkdtempSync(join(tmpdir(), `kdt-bench-${services}-`));
+  const dir = dnsmasqReadableDir(`kdt-bench-${services}-`);
   const c = makeCluster(services);
   const queries = join(dir, 'queries');
   writeFileSync(join(dir, 'cluster.json'), c.yaml);

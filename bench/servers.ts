@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OutputLines } from '../test/helpers/log-lines.ts';
+import { dnsmasqHostsArgs } from '../test/helpers/dnsmasq.ts';
 
 export const repoRoot = fileURLToPath(new URL('../', import.meta.url));
 
@@ -76,7 +77,7 @@ export async function startKubeDns(dir: string, clusterFile: string, extra: stri
 
 /** dnsmasq answering the names of `hostsFile`; `extra` arguments are appended (e.g. --local-ttl). */
 export async function startDnsmasq(dir: string, hostsFile: string, port: number, extra: string[] = []): Promise<Running> {
-  const child = spawn('/usr/sbin/dnsmasq', ['--keep-in-foreground', '--conf-file=/dev/null', `--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--no-resolv', '--no-hosts', `--addn-hosts=${hostsFile}`, `--pid-file=${join(dir, 'dnsmasq.pid')}`, '--user=root', '--log-facility=-', ...extra], {
+  const child = spawn('/usr/sbin/dnsmasq', dnsmasqHostsArgs(port, hostsFile, join(dir, 'dnsmasq.pid'), extra), {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stop = stopper(child);
