@@ -43,6 +43,11 @@ export function configureLogging(o: { verbosity?: number; format?: LogFormat }):
   if (o.format !== undefined) format = o.format;
 }
 
+/** The flag that makes another of our programs write this one's format; none for the default. */
+export function loggingFormatArgs(): string[] {
+  return format === 'text' ? [] : [`--logging-format=${format}`];
+}
+
 /** Redirects output (tests capture lines with this). */
 export function setSink(write: (line: string) => void): void {
   sink = write;

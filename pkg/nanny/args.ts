@@ -5,6 +5,7 @@
 import { normalizeUpstream } from '../forward/forward.ts';
 import { parseArgs } from '../dnscache/args.ts';
 import type { HostPort } from '../config/config.ts';
+import type { ChildCommand } from './exec.ts';
 
 /** One server of the servers-file: a stub domain's (domain set) or a default upstream (domain null). */
 export interface ServerEntry {
@@ -39,19 +40,29 @@ export function serversFileText(entries: readonly ServerEntry[]): string {
 
 const NO_RESOLV = new Set(['--no-resolv', '-R']);
 
+type ChildTraits = Pick<ChildCommand, 'startsBeside' | 'logging'>;
+const UNKNOWN_CHILD: ChildTraits = { startsBeside: false, logging: [] };
+
 /**
  * The child's command line. --no-resolv only when the ConfigMap has upstreams (otherwise the child
  * falls back to its resolv.conf, as in the original), and not twice when the args already say so.
  */
-export function childArgs(rest: readonly string[], serversFile: string, hasUpstreams: boolean, startsBeside = false): string[] {
+export function childArgs(rest: readonly string[], serversFile: string, hasUpstreams: boolean, child = UNKNOWN_CHILD): string[] {
   const args = [...rest, `--servers-file=${serversFile}`];
   if (hasUpstreams && !rest.some((a) => NO_RESOLV.has(a))) args.push('--no-resolv');
   // A child that a replacement may start beside (dnscache) shares its port with it meanwhile.
-  if (startsBeside && !rest.includes('--reuse-port')) args.push('--reuse-port');
+  if (child.startsBeside && !rest.includes('--reuse-port')) args.push('--reuse-port');
   // The child's log comes to the nanny (prefixed, and its ready line seen) unless the args send it
   // elsewhere: dnsmasq's default, syslog, is nowhere in a container.
   if (logFacility(rest) === null) args.push('--log-facility=-');
+  // ... and in the nanny's format, unless the args after `--` choose their own.
+  for (const flag of child.logging) if (!hasFlag(rest, flag.slice(0, flag.indexOf('=')))) args.push(flag);
   return args;
+}
+
+/** `--name` or `--name=value` among `args`. */
+function hasFlag(args: readonly string[], name: string): boolean {
+  return args.some((a) => a === name || a.startsWith(`${name}=`));
 }
 
 /**

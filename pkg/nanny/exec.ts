@@ -5,6 +5,7 @@
 import { openSync, readSync, closeSync } from 'node:fs';
 import { basename, dirname, extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loggingFormatArgs } from '../log/log.ts';
 
 export interface ChildCommand {
   file: string;
@@ -23,6 +24,12 @@ export interface ChildCommand {
    * one must be gone before the new one binds.
    */
   startsBeside: boolean;
+  /**
+   * Flags that make the child write the nanny's log format (--logging-format), so the container's
+   * stream is one format: our dnscache takes it; dnsmasq has none. Not --v: the manifest's -v=2 for
+   * the nanny (the original's) would turn on dnscache's per-query failure lines.
+   */
+  logging: string[];
 }
 
 const SCRIPT = new Set(['.js', '.ts', '.mjs', '.mts']);
@@ -64,20 +71,21 @@ export function programName(path: string): string {
  * How to run `exec`. A script that cannot be read spawns directly, so the failure is the child's
  * (counted as a failed start) rather than the nanny's.
  */
-export function childCommand(exec: string, nodePath = process.execPath): ChildCommand {
+export function childCommand(exec: string, nodePath = process.execPath, logging = loggingFormatArgs()): ChildCommand {
   const name = programName(exec);
   // dnscache logs `listening` after its handlers are set (text `"listening" logger=...`, JSON
   // `"msg":"listening","v":0`); dnsmasq sets them before `started, version`. A known program is
   // waited for however slowly it starts (a loaded node can take seconds): a SIGHUP before its
   // handlers are set would end it.
   const ready = name === 'dnsmasq' ? /started, version/ : name === 'dnscache' ? /"listening"[ ,]/ : null;
-  const startsBeside = name === 'dnscache';
-  if (!SCRIPT.has(extname(exec))) return { file: exec, prefix: [], name, ready, startsBeside };
+  const ours = name === 'dnscache';
+  const known = { name, ready, startsBeside: ours, logging: ours ? logging : [] };
+  if (!SCRIPT.has(extname(exec))) return { file: exec, prefix: [], ...known };
   let flags: string[];
   try {
     flags = shebangNodeFlags(firstLine(exec));
   } catch {
-    return { file: exec, prefix: [], name, ready, startsBeside };
+    return { file: exec, prefix: [], ...known };
   }
-  return { file: nodePath, prefix: [...flags, exec], name, ready, startsBeside };
+  return { file: nodePath, prefix: [...flags, exec], ...known };
 }

@@ -170,7 +170,7 @@ export class Nanny {
     const resolved = await this.resolver.servers(config);
     if (this.closing) return;
     this.unresolved = resolved.unresolved.length;
-    const next: ChildPlan = { args: childArgs(this.o.childArgs, this.serversFile, config.upstreamNameservers.length > 0, this.o.command.startsBeside), servers: serversFileText(resolved.entries) };
+    const next: ChildPlan = { args: childArgs(this.o.childArgs, this.serversFile, config.upstreamNameservers.length > 0, this.o.command), servers: serversFileText(resolved.entries) };
     const fields = { servers: resolved.entries.length, unresolved: this.unresolved || undefined };
     const change = planChange(this.current, next);
     if (change !== 'restart') this.withheld = '';

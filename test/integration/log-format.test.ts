@@ -130,6 +130,14 @@ t.test("the nanny's stream is one format, its child's lines in it", async (t) =>
     const es = entries(t, n.program.rawOutput(), 'json');
     t.match(find(es, /^listening$/), { logger: 'dnscache', v: 0 });
   });
+  await t.test("dnscache, the nanny's --logging-format alone: the child writes the nanny's format, at its own verbosity", async (t) => {
+    const n = await startNanny(t, { flags: ['-logging-format=json', '--v=2'] });
+    const es = entries(t, n.program.rawOutput(), 'json');
+    t.match(find(es, /^listening$/), { logger: 'dnscache', v: 0 }, 'an entry of its own, not a line wrapped as a message');
+    const started = find(es, /^child started$/)!;
+    t.match(started, { logger: 'dnsmasq-nanny/dnscache', fields: { command: / --logging-format=json$/ } }, 'given the format');
+    t.notMatch(started.fields.command, /--v/, 'not the manifest\'s -v=2: that would log every failed query');
+  });
   await t.test("real dnsmasq, JSON: dnsmasq's own lines become entries", async (t) => {
     const n = await startNanny(t, { child: 'dnsmasq', flags: ['-logging-format=json'] });
     const es = entries(t, n.program.rawOutput(), 'json');
