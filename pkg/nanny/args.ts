@@ -56,7 +56,7 @@ export function childArgs(rest: readonly string[], serversFile: string, hasUpstr
   // elsewhere: dnsmasq's default, syslog, is nowhere in a container.
   if (logFacility(rest) === null) args.push('--log-facility=-');
   // ... and in the nanny's format, unless the args after `--` choose their own.
-  for (const flag of child.logging) if (!hasFlag(rest, flag.slice(0, flag.indexOf('=')))) args.push(flag);
+  for (const flag of child.logging) if (!hasFlag(rest, flag.split('=', 1)[0])) args.push(flag);
   return args;
 }
 
