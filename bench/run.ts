@@ -4,17 +4,16 @@
 // fixed offered load; then RSS with 10,000 services and 50,000 endpoints.
 // Writes bench/results/kubedns-<date>.{json,md}. Ratios matter: the machine is shared.
 
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir, cpus } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { makeCluster } from './fixtures.ts';
 import { dnsperf, dnsperfLatency } from './dnsperf.ts';
 import type { LatencyResult, PerfResult } from './dnsperf.ts';
 import { rssMiB, startBareUdp, startDnsmasq, startKubeDns } from './servers.ts';
-import { writeResults } from './report.ts';
+import { inTempDir, writeResults } from './report.ts';
 import type { Running } from './servers.ts';
 import { freePort } from '../test/helpers/ports.ts';
-import { dnsmasqReadableDir } from '../test/helpers/dnsmasq.ts';
 import { median } from './stats.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -33,8 +32,9 @@ interface QpsCase {
   kubednsSyncMs: number;
 }
 
-async function qpsCase(services: number): Promise<QpsCase> {
-  const dir = dnsmasqReadableDir(`kdt-bench-${services}-`);
+const qpsCase = (services: number): Promise<QpsCase> => inTempDir(`kdt-bench-${services}-`, (dir) => qpsCaseIn(dir, services));
+
+async function qpsCaseIn(dir: string, services: number): Promise<QpsCase> {
   const c = makeCluster(services);
   const queries = join(dir, 'queries');
   writeFileSync(join(dir, 'cluster.json'), c.yaml);
@@ -68,8 +68,9 @@ async function qpsCase(services: number): Promise<QpsCase> {
   return out;
 }
 
-async function rssCase(services: number, endpointsPerService: number) {
-  const dir = mkdtempSync(join(tmpdir(), `kdt-bench-rss-`));
+const rssCase = (services: number, endpointsPerService: number) => inTempDir('kdt-bench-rss-', (dir) => rssCaseIn(dir, services, endpointsPerService));
+
+async function rssCaseIn(dir: string, services: number, endpointsPerService: number) {
   const c = makeCluster(services, endpointsPerService);
   writeFileSync(join(dir, 'cluster.json'), c.yaml);
   writeFileSync(join(dir, 'queries'), c.queries);
