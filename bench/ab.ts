@@ -10,14 +10,13 @@
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { makeCluster } from './fixtures.ts';
 import { dnsperf } from './dnsperf.ts';
 import { cpuTimeMs, repoRoot, startKubeDns } from './servers.ts';
 import type { Running } from './servers.ts';
 import { startDnscache } from './dnscache-servers.ts';
 import { freePort } from '../test/helpers/ports.ts';
-import { inTempDir, writeResults } from './report.ts';
+import { commitOf, inTempDir, writeResults } from './report.ts';
 import { median } from './stats.ts';
 
 const baseline = process.argv[2] ?? process.env.BENCH_BASELINE;
@@ -30,12 +29,6 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const SERVICES = 2000;
 /** Headless, so every answer holds this many A records (what round robin rotates). */
 const ENDPOINTS = 5;
-/** The checkout's commit, and whether its tree differs from it (the build is of the tree). */
-function commit(dir: string): string {
-  const head = execFileSync('git', ['-C', dir, 'log', '-1', '--format=%h %s'], { encoding: 'utf8' }).trim();
-  const dirty = execFileSync('git', ['-C', dir, 'status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).trim() !== '';
-  return dirty ? `${head} + uncommitted changes` : head;
-}
 
 interface Side {
   /** The program measured: kube-dns asked directly, or dnscache (its cache hits) in front of kube-dns. */
@@ -60,12 +53,12 @@ async function main(dir: string): Promise<Side[]> {
   try {
     for (const b of builds) {
       running.push(await startKubeDns(dir, join(dir, 'cluster.json'), [], b.root));
-      out.push({ program: 'kube-dns', name: b.name, commit: commit(b.root), qps: [], cpuPerK: [] });
+      out.push({ program: 'kube-dns', name: b.name, commit: commitOf(b.root), qps: [], cpuPerK: [] });
     }
     // Both caches in front of this checkout's kube-dns: every measured query is a cache hit.
     for (const b of builds) {
       running.push(await startDnscache(dir, await freePort(), running[0].port, [], b.root));
-      out.push({ program: 'dnscache', name: b.name, commit: commit(b.root), qps: [], cpuPerK: [] });
+      out.push({ program: 'dnscache', name: b.name, commit: commitOf(b.root), qps: [], cpuPerK: [] });
     }
     for (const r of running) await dnsperf(r.port, join(dir, 'queries'), 2);
     for (let round = 0; round < ROUNDS; round++) {

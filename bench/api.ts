@@ -20,7 +20,7 @@ import type { PerfResult } from './dnsperf.ts';
 import { makeCluster } from './fixtures.ts';
 import { rssMiB } from './servers.ts';
 import { writeResults } from './report.ts';
-import { median } from './stats.ts';
+import { median, percentile } from './stats.ts';
 
 const SERVICES = Number(process.env.BENCH_API_SERVICES ?? 10_000);
 const ENDPOINTS_PER_SERVICE = 5;
@@ -31,10 +31,6 @@ const CONCURRENCY = 8;
 const GOALS = { watchP99Ms: 100, readyMs: 5000, rssMiB: 150 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-function percentile(xs: number[], q: number): number {
-  const s = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
-}
 
 interface ServerFigures {
   readyMs: number;
@@ -108,7 +104,7 @@ try {
   }
   running.forEach((s, k) => {
     const xs = lat[k];
-    figures[s.name].watch = { p50Ms: percentile(xs, 0.5), p90Ms: percentile(xs, 0.9), p99Ms: percentile(xs, 0.99), maxMs: percentile(xs, 1), timeouts: xs.filter(Number.isNaN).length };
+    figures[s.name].watch = { p50Ms: percentile(xs, 50), p90Ms: percentile(xs, 90), p99Ms: percentile(xs, 99), maxMs: percentile(xs, 100), timeouts: xs.filter(Number.isNaN).length };
   });
 } finally {
   for (const s of running) await s.daemon.stop();

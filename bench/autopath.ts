@@ -21,6 +21,7 @@ import { corednsBin, startCoreDnsWith, startKubeDnsApi } from './api-servers.ts'
 import type { ApiDnsServer } from './api-servers.ts';
 import { benchScope, inTempDir, writeResults } from './report.ts';
 import { cpuTimeMs, rssMiB } from './servers.ts';
+import { percentile } from './stats.ts';
 
 const run = promisify(execFile);
 const LOOKUPS = Number(process.env.BENCH_AUTOPATH_LOOKUPS ?? 1000);
@@ -31,7 +32,6 @@ const NAMESPACES = 100;
 const CHURN_RATE = Number(process.env.BENCH_AUTOPATH_CHURN_RATE ?? 200);
 const CHURN_SECONDS = 30;
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 interface Latency {
   lookups: number;

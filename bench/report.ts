@@ -1,6 +1,7 @@
 // The shared tail of every benchmark: run in a temp dir removed afterwards, then write
 // bench/results/<kind>-<time>.{json,md} and print the markdown.
 
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import type { Test } from 'tap';
 import { join } from 'node:path';
@@ -49,4 +50,11 @@ export function benchScope(): { t: Test; close(): Promise<void> } {
       while (teardowns.length) await teardowns.pop()!();
     },
   };
+}
+
+/** A checkout's commit, and whether its tree differs from it (a build is of the tree). */
+export function commitOf(dir: string): string {
+  const head = execFileSync('git', ['-C', dir, 'log', '-1', '--format=%h %s'], { encoding: 'utf8' }).trim();
+  const dirty = execFileSync('git', ['-C', dir, 'status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).trim() !== '';
+  return dirty ? `${head} + uncommitted changes` : head;
 }

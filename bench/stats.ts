@@ -2,3 +2,9 @@
 
 /** The middle value (the upper one of an even count); NaN for none. */
 export const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+/** The p-th percentile (0-100, nearest rank from below) of xs, NaNs left out; NaN for none. */
+export function percentile(xs: readonly number[], p: number): number {
+  const s = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+}

@@ -13,7 +13,7 @@ export function registerAutopathMetrics(registry: client.Registry, index: PodInd
     registry,
     {
       name: 'kubedns_autopath_first_candidates_total',
-      help: 'First candidates of a pod search walk that did not exist, by what came of them: cluster or upstream (answered with the end of the walk), nxdomain or failed (the walk ended there: answered as without autopath), unknown-client.',
+      help: 'First candidates of a pod search walk that did not exist, by what came of them: cluster or upstream (answered with the end of the walk), nxdomain or failed (the walk ended there: answered as without autopath), upstream-silent (the upstream step had no answer within 1 s, or was skipped for 10 s after one had none: answered as without autopath), unknown-client.',
       labelNames: ['outcome'],
     },
     function* () {

@@ -26,6 +26,14 @@ export function firstCandidate(qname: string, zone: string): FirstCandidate | nu
 
 const SVC = '.svc.';
 
+/**
+ * How long the walk's upstream step may wait, all upstreams together. The pod's dnscache waits 2 s for
+ * kube-dns and answers SERVFAIL after that, where the client's own walk would have got NXDOMAIN at
+ * once and gone on; half of it leaves the NXDOMAIN well inside. Hit, the first candidate is answered
+ * as without autopath and the client walks on (its own last step asks the same upstream itself).
+ */
+export const WALK_UPSTREAM_BUDGET_MS = 1000;
+
 /** The rest of the walk after the first candidate, in order; the last is the name itself (absolute). */
 export function restOfWalk(name: string, zone: string): string[] {
   return [`${name}.svc.${zone}`, `${name}.${zone}`, name];

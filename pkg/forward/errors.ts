@@ -4,6 +4,7 @@
 export type ForwardErrorCode =
   | 'FORWARD_NO_SERVERS' // no upstream for this name
   | 'FORWARD_ALL_FAILED' // every upstream timed out or failed
+  | 'FORWARD_OUT_OF_TIME' // the caller's budget ran out before any upstream answered
   | 'FORWARD_BAD_QUERY' // the query has no readable question
   | 'FORWARD_OVERLOADED' // maxInFlight queries are already waiting
   | 'FORWARD_CLOSED' // close() was called

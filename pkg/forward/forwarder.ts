@@ -35,6 +35,8 @@ export interface ForwarderStats {
   queries: number;
   /** Upstream tries (UDP or TCP) that got no reply in time. */
   timeouts: number;
+  /** UDP tries ended at once by an ICMP port unreachable: nothing listens on the server's port. */
+  refused: number;
   /** forward() calls rejected with FORWARD_ALL_FAILED. */
   failures: number;
   /** Truncated UDP replies retried over TCP. */
@@ -53,6 +55,7 @@ export class Forwarder {
   readonly stats: ForwarderStats = {
     queries: 0,
     timeouts: 0,
+    refused: 0,
     failures: 0,
     tcpRetries: 0,
     mismatched: 0,
@@ -151,9 +154,10 @@ export class Forwarder {
    * Relays `query` (a client's complete DNS message) for `qname` and resolves with the upstream's
    * reply, carrying the client's ID. If every server answered SERVFAIL/REFUSED (or only a truncated
    * reply could be had) the last such reply is returned; with no reply at all it rejects
-   * ForwardError 'FORWARD_ALL_FAILED'.
+   * ForwardError 'FORWARD_ALL_FAILED'. `budgetMs` bounds the whole call (every try shares it);
+   * spent without any reply, it rejects 'FORWARD_OUT_OF_TIME'.
    */
-  async forward(query: Uint8Array, qname: string): Promise<Uint8Array> {
+  async forward(query: Uint8Array, qname: string, budgetMs = Infinity): Promise<Uint8Array> {
     this.stats.queries++;
     if (this.closed) throw new ForwardError('FORWARD_CLOSED', 'the forwarder is closed');
     const queryEnd = questionEnd(query);
@@ -174,11 +178,14 @@ export class Forwarder {
       out.set(query);
       let fallback: Buffer | null = null;
       let tried = 0;
+      const deadline = budgetMs === Infinity ? Infinity : performance.now() + budgetMs;
       for (const server of servers) {
         if (skipDisabled && server.disabled) continue;
+        const timeoutMs = this.tryTimeout(deadline);
+        if (timeoutMs <= 0) break;
         tried++;
         server.queries++;
-        let reply = await this.udp.exchange(out, queryEnd, server, this.timeoutMs);
+        let reply = await this.udp.exchange(out, queryEnd, server, timeoutMs);
         if (this.closed) throw new ForwardError('FORWARD_CLOSED', 'the forwarder was closed');
         if (reply === null) {
           server.unanswered++;
@@ -187,7 +194,7 @@ export class Forwarder {
         if (isTruncated(reply)) {
           fallback = reply; // still tells the client to come back over TCP if nothing better turns up
           this.stats.tcpRetries++;
-          reply = await this.overTcp(out, queryEnd, server);
+          reply = await this.overTcp(out, queryEnd, server, Math.max(1, this.tryTimeout(deadline)));
           if (this.closed) throw new ForwardError('FORWARD_CLOSED', 'the forwarder was closed');
           if (reply === null) {
             server.unanswered++;
@@ -211,6 +218,7 @@ export class Forwarder {
       }
       if (tried === 0) throw new ForwardError('FORWARD_NO_SERVERS', `every upstream server for ${qname} is disabled`);
       this.stats.failures++;
+      if (this.tryTimeout(deadline) <= 0) throw new ForwardError('FORWARD_OUT_OF_TIME', `no upstream answered for ${qname} within ${budgetMs} ms`);
       throw new ForwardError('FORWARD_ALL_FAILED', `no upstream answered for ${qname}: tried ${servers.map(formatUpstream).join(', ')}`);
     } finally {
       this.inFlight--;
@@ -234,13 +242,19 @@ export class Forwarder {
     this.routes.setDefault(defaultRoute);
     this.routes.setStubs(stubRoutes);
     this.servers = set.byKey;
+    this.udp.keepOnly(this.servers.values());
     this.localRoutes = new WeakSet();
     for (const route of [defaultRoute, ...stubRoutes.values()]) if (route.length > 0 && route.every((s) => isLoopback(s.host))) this.localRoutes.add(route);
   }
 
-  private async overTcp(query: Buffer, queryEnd: number, server: Upstream): Promise<Buffer | null> {
+  /** A try's timeout: the configured one, or what is left before `deadline` if that is less. */
+  private tryTimeout(deadline: number): number {
+    return deadline === Infinity ? this.timeoutMs : Math.min(this.timeoutMs, deadline - performance.now());
+  }
+
+  private async overTcp(query: Buffer, queryEnd: number, server: Upstream, timeoutMs: number): Promise<Buffer | null> {
     const id = readId(query);
-    const reply = await tcpExchange(query, server, this.timeoutMs, this.tcpSockets);
+    const reply = await tcpExchange(query, server, timeoutMs, this.tcpSockets);
     if (reply === 'timeout' || reply === 'error') {
       if (reply === 'timeout') this.stats.timeouts++;
       else this.stats.socketErrors++;

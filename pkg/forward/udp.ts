@@ -1,11 +1,15 @@
-// UDP exchanges with upstreams over a small pool of unconnected sockets, each bound to port 0 (so the
-// kernel picks a random source port) and replaced after `maxUses` queries.
+// UDP exchanges with upstreams over small pools of sockets, each connected to one upstream and bound
+// to port 0 (so the kernel picks a random source port), replaced after `maxUses` queries.
 //
 // The trade-off: a fresh socket per query would give every query its own random port (the most
 // spoofing resistance, RFC 5452) at the price of a socket, a bind and a close per query; a few
 // long-lived sockets are cheapest but let a peer that sees one query learn the port for all later
-// ones. A pool of `size` sockets recycled every `maxUses` queries keeps ~size×16 bits of guessing
-// (port × ID) in front of an attacker while costing one bind per `maxUses` queries.
+// ones. A pool of `size` sockets per upstream recycled every `maxUses` queries keeps ~size×16 bits of
+// guessing (port × ID) in front of an attacker while costing one bind per `maxUses` queries.
+//
+// Connected, because only a connected UDP socket hears the kernel's ICMP port unreachable (as
+// ECONNREFUSED): a closed upstream port then ends the wait at once instead of after the timeout, the
+// same way dnsmasq and glibc learn it. The kernel also drops datagrams from any other source.
 //
 // Replies are matched on the socket they arrive at by ID; a reply is accepted only from the address
 // and port the query went to, with QR=1 and the same question. Everything else is counted and dropped.
@@ -19,6 +23,8 @@ import { readId, replyMismatch, writeId } from './wire.ts';
 
 export interface UdpStats {
   timeouts: number;
+  /** Tries ended by an ICMP port unreachable (ECONNREFUSED): nothing listens on the server's port. */
+  refused: number;
   mismatched: number;
   socketErrors: number;
 }
@@ -34,6 +40,8 @@ interface Pending {
 class PooledSocket {
   readonly socket: Socket;
   readonly pending = new Map<number, Pending>();
+  /** IDs of the queries waiting for the connect (a send before it throws); null once connected. */
+  unsent: number[] | null = [];
   uses = 0;
   retired = false;
   closed = false;
@@ -43,6 +51,8 @@ class PooledSocket {
   }
 }
 
+type Pool = (PooledSocket | undefined)[];
+
 export interface UdpPoolOptions {
   /** Sockets per address family. */
   size: number;
@@ -51,7 +61,8 @@ export interface UdpPoolOptions {
 }
 
 export class UdpExchanger {
-  private readonly pools: Record<'udp4' | 'udp6', (PooledSocket | undefined)[]>;
+  /** One pool per upstream (the forwarder's interned server objects). */
+  private pools = new Map<Upstream, Pool>();
   private readonly opts: UdpPoolOptions;
   private readonly stats: UdpStats;
   private readonly log: Logger;
@@ -61,15 +72,26 @@ export class UdpExchanger {
     this.opts = opts;
     this.stats = stats;
     this.log = log;
-    this.pools = { udp4: new Array(opts.size), udp6: new Array(opts.size) };
+  }
+
+  /** Retires the pools of upstreams no longer configured (their waiting queries still finish). */
+  keepOnly(servers: Iterable<Upstream>): void {
+    const kept = new Map<Upstream, Pool>();
+    for (const server of servers) {
+      const pool = this.pools.get(server);
+      if (pool !== undefined) kept.set(server, pool);
+    }
+    for (const [server, pool] of this.pools) if (!kept.has(server)) for (const ps of pool) if (ps !== undefined) this.retire(ps);
+    this.pools = kept;
   }
 
   /**
    * Sends `query` (whose ID is overwritten with a fresh random one) to `server` and resolves with
-   * the matching reply, or null after a timeout or a socket error (both counted).
+   * the matching reply, or null after a timeout, a refusal or a socket error (each counted).
+   * `server` is compared by identity: pass the same object for the same upstream.
    */
   exchange(query: Uint8Array, queryEnd: number, server: Upstream, timeoutMs: number): Promise<Buffer | null> {
-    const ps = this.pick(server.host.includes(':') ? 'udp6' : 'udp4');
+    const ps = this.pick(server);
     let id = randomUint16();
     while (ps.pending.has(id)) id = randomUint16();
     writeId(query, id);
@@ -86,19 +108,36 @@ export class UdpExchanger {
         }, timeoutMs),
       };
       ps.pending.set(id, pending);
-      ps.socket.send(query, server.port, server.host, (err) => {
-        if (err && ps.pending.get(id) === pending) {
-          this.stats.socketErrors++;
-          this.log.debug(1, 'send to upstream failed', { upstream: server.host, port: server.port, err });
-          this.finish(ps, id, null);
-        }
-      });
+      if (ps.unsent !== null) ps.unsent.push(id);
+      else this.send(ps, id, pending);
     });
+  }
+
+  private send(ps: PooledSocket, id: number, pending: Pending): void {
+    ps.socket.send(pending.query, (err) => {
+      if (err && ps.pending.get(id) === pending) this.failed(ps, err);
+    });
+  }
+
+  /**
+   * A refusal (the kernel's ICMP port unreachable, reported on the next receive or send) fails every
+   * query waiting on the socket: all went to the same closed port. Any other error is the socket's.
+   */
+  private failed(ps: PooledSocket, err: Error): void {
+    const waiting = [...ps.pending.keys()];
+    if ((err as NodeJS.ErrnoException).code === 'ECONNREFUSED') {
+      this.stats.refused += waiting.length;
+    } else {
+      this.stats.socketErrors++;
+      this.log.warn('upstream socket failed, replacing it', { err });
+      this.retire(ps);
+    }
+    for (const id of waiting) this.finish(ps, id, null);
   }
 
   /** Fails every waiting exchange and closes every socket. */
   async close(): Promise<void> {
-    for (const pool of Object.values(this.pools)) {
+    for (const pool of this.pools.values()) {
       for (let i = 0; i < pool.length; i++) {
         const ps = pool[i];
         if (ps === undefined) continue;
@@ -120,8 +159,12 @@ export class UdpExchanger {
     pending.resolve(reply);
   }
 
-  private pick(family: 'udp4' | 'udp6'): PooledSocket {
-    const pool = this.pools[family];
+  private pick(server: Upstream): PooledSocket {
+    let pool = this.pools.get(server);
+    if (pool === undefined) {
+      pool = new Array<PooledSocket | undefined>(this.opts.size);
+      this.pools.set(server, pool);
+    }
     const slot = randomUint16() % pool.length;
     let ps = pool[slot];
     if (ps !== undefined && ps.uses >= this.opts.maxUses) {
@@ -129,24 +172,26 @@ export class UdpExchanger {
       ps = undefined;
     }
     if (ps === undefined) {
-      ps = this.open(family);
+      ps = this.open(server);
       pool[slot] = ps;
     }
     return ps;
   }
 
-  private open(family: 'udp4' | 'udp6'): PooledSocket {
-    const socket = createSocket({ type: family });
+  private open(server: Upstream): PooledSocket {
+    const socket = createSocket({ type: server.host.includes(':') ? 'udp6' : 'udp4' });
     const ps = new PooledSocket(socket);
     socket.on('message', (msg, rinfo) => this.onMessage(ps, msg, rinfo));
-    socket.on('error', (err) => {
-      this.stats.socketErrors++;
-      this.log.warn('upstream socket failed, replacing it', { family, err });
-      this.retire(ps);
-      for (const id of [...ps.pending.keys()]) this.finish(ps, id, null);
+    socket.on('error', (err) => this.failed(ps, err));
+    // connect() binds port 0 first; sends wait for it (Node throws on a send while connecting).
+    socket.connect(server.port, server.host, () => {
+      const unsent = ps.unsent ?? [];
+      ps.unsent = null;
+      for (const id of unsent) {
+        const pending = ps.pending.get(id);
+        if (pending !== undefined && !ps.closed) this.send(ps, id, pending);
+      }
     });
-    // Unbound until now; sends issued while binding are queued by Node.
-    socket.bind({ port: 0, exclusive: true });
     socket.unref(); // pending timers keep the process up while queries are out
     return ps;
   }
@@ -170,7 +215,7 @@ export class UdpExchanger {
 
   private retire(ps: PooledSocket): void {
     ps.retired = true;
-    for (const pool of Object.values(this.pools)) {
+    for (const pool of this.pools.values()) {
       const at = pool.indexOf(ps);
       if (at >= 0) pool[at] = undefined;
     }

@@ -11,6 +11,7 @@ import type { ClusterKind } from '../cluster/kind.ts';
 import { ServiceEntryNames } from '../serviceentry/names.ts';
 import { serviceEntryKind } from '../serviceentry/kind.ts';
 import { podKind } from '../autopath/kind.ts';
+import { UpstreamSilence } from '../autopath/autopath.ts';
 import { registerAutopathMetrics } from '../autopath/metrics.ts';
 import { PodIndex } from '../autopath/pod-index.ts';
 import type { Source } from '../source/source.ts';
@@ -117,7 +118,7 @@ export class KubeDns {
       hostname: hostname(),
       log: this.log.child('resolver'),
       serviceEntries,
-      autopath: pods && { index: pods, counted: registerAutopathMetrics(this.metrics.registry, pods) },
+      autopath: pods && { index: pods, counted: registerAutopathMetrics(this.metrics.registry, pods), silence: new UpstreamSilence() },
     });
     if (serviceEntries !== null) this.metrics.setServiceEntryReader(() => serviceEntries.counts());
     const answers = new AnswerCache({ maxBytes: o.answerCacheBytes });

@@ -9,12 +9,13 @@ import type { Answer, Query } from '../dns/server.ts';
 import { ipFromReverseName } from '../cluster/ip.ts';
 import { ZONE_WIDE } from '../zone/zone.ts';
 import type { LookupResult, Zone } from '../zone/zone.ts';
+import { ForwardError } from '../forward/forward.ts';
 import type { Forwarder } from '../forward/forward.ts';
 import type { Logger } from '../log/log.ts';
 import type { NodeTopology } from '../cluster/model.ts';
 import { federationAnswer, federationQuery } from './federation.ts';
 import type { ServiceEntryNames } from '../serviceentry/names.ts';
-import { askerIPv4, firstCandidate, restOfWalk } from '../autopath/search.ts';
+import { askerIPv4, firstCandidate, restOfWalk, WALK_UPSTREAM_BUDGET_MS } from '../autopath/search.ts';
 import type { Autopath } from '../autopath/autopath.ts';
 
 /**
@@ -172,19 +173,26 @@ export class Resolver {
 
   /** The last step of the walk: the name itself, upstream (stub domains honoured). */
   private async autopathUpstream(q: Query, name: string): Promise<Answer | null> {
+    const ap = this.o.autopath!;
+    if (ap.silence.holding(performance.now())) {
+      ap.counted('upstream-silent');
+      return null;
+    }
     const query = emptyMessage(randomId());
     query.rd = true;
     query.questions.push({ name, type: q.question.type, class: Class.IN });
     let upstream: Message;
     try {
-      upstream = parseMessage(await this.o.forwarder.forward(encodeMessage(query).bytes, name));
+      upstream = parseMessage(await this.o.forwarder.forward(encodeMessage(query).bytes, name, WALK_UPSTREAM_BUDGET_MS));
     } catch (err) {
+      const silent = err instanceof ForwardError && err.code === 'FORWARD_OUT_OF_TIME';
+      if (silent) ap.silence.heard(performance.now());
       this.o.log.debug(1, 'autopath: forwarding failed, answering as without it', { name, err });
-      this.o.autopath!.counted('failed');
+      ap.counted(silent ? 'upstream-silent' : 'failed');
       return null;
     }
     if (upstream.rcode !== Rcode.NOERROR) {
-      this.o.autopath!.counted(upstream.rcode === Rcode.NXDOMAIN ? 'nxdomain' : 'failed');
+      ap.counted(upstream.rcode === Rcode.NXDOMAIN ? 'nxdomain' : 'failed');
       return null;
     }
     const message = reply(Rcode.NOERROR, { answers: upstream.answers, authorities: upstream.authorities });

@@ -13,7 +13,9 @@ import type { DigResult } from '../helpers/dig.ts';
 import { startDnsmasq } from '../helpers/dnsmasq.ts';
 import { startKubeDns, yamlDocs } from '../helpers/kubedns.ts';
 import { repoRoot, startProgram } from '../helpers/process.ts';
+import { freePort } from '../helpers/ports.ts';
 import { sample, scrape } from '../helpers/sidecar.ts';
+import { blackhole } from '../helpers/upstreams.ts';
 
 const CLUSTER = readFileSync(join(repoRoot, 'examples/cluster.yaml'), 'utf8');
 
@@ -40,8 +42,9 @@ const PODS = [
   pod('prod', 'worker', PROD),
 ];
 
-async function startPod(t: Test, autopath = '--autopath') {
-  const world = await startDnsmasq(t, ['192.0.2.10 api.example.com'], ['--local-ttl=60']);
+/** The world's DNS: a real dnsmasq, or (for the faults) a given port on 127.0.0.1. */
+async function startPod(t: Test, autopath = '--autopath', worldPort?: number) {
+  const world = worldPort === undefined ? await startDnsmasq(t, ['192.0.2.10 api.example.com'], ['--local-ttl=60']) : { port: worldPort };
   const kd = await startKubeDns(t, { clusterYaml: yamlDocs(CLUSTER, ...PODS), args: [autopath, `--nameservers=127.0.0.1:${world.port}`] });
   const cache = startProgram(t, 'dnscache', [
     '-k',
@@ -122,4 +125,33 @@ t.test('--autopath=false: every first candidate answered as without autopath', a
   t.equal((await ask(APPS, 'api.example.com.apps.svc.cluster.local')).status, 'NXDOMAIN');
   const m = await scrape(kd.httpPort);
   t.notOk([...m.keys()].some((k) => k.startsWith('kubedns_autopath_')), 'no autopath metrics');
+});
+
+t.test("an upstream that does not answer: a pod's missing name is NXDOMAIN, as without autopath", async (t) => {
+  // The walk's last step (`nosuch.`) goes upstream; dnscache gives up on kube-dns after 2 s, so a walk
+  // that waits longer turns the client's NXDOMAIN into SERVFAIL. dig waits 5 s: past dnscache's timeout.
+  const faults: [string, () => Promise<number>][] = [
+    ['a closed port (ICMP port unreachable)', () => freePort()],
+    ['one that drops every query', async () => (await blackhole(t)).port],
+  ];
+  for (const [fault, port] of faults) {
+    const upstream = await port();
+    for (const mode of ['--autopath', '--autopath=false']) {
+      const { ask } = await startPod(t, mode, upstream);
+      const r = await ask(APPS, 'nosuch.apps.svc.cluster.local', 'A', ['+time=5']);
+      t.equal(r.status, 'NXDOMAIN', `${fault}, ${mode}`);
+    }
+  }
+});
+
+t.test('once the upstream step went unanswered, the next walks skip it for a while', async (t) => {
+  const silent = await blackhole(t);
+  const { kd, ask } = await startPod(t, '--autopath', silent.port);
+  t.equal((await ask(APPS, 'first.apps.svc.cluster.local', 'A', ['+time=5'])).status, 'NXDOMAIN');
+  t.equal(silent.ids.length, 1, 'the first walk asked upstream');
+  t.equal((await ask(APPS, 'second.apps.svc.cluster.local', 'A', ['+time=5'])).status, 'NXDOMAIN');
+  t.equal(silent.ids.length, 1, 'the second did not');
+  const m = await scrape(kd.httpPort);
+  t.equal(sample(m, 'kubedns_autopath_first_candidates_total{outcome="upstream-silent"}'), 2);
+  t.equal(sample(m, 'kubedns_autopath_first_candidates_total{outcome="failed"}'), 0);
 });

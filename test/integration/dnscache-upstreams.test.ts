@@ -106,11 +106,12 @@ t.test('fail-over: a stub domain whose first server SERVFAILs is answered by its
   t.same(strings(await serversBind(port)), [`127.0.0.1#${failing.port} 1 1`, `127.0.0.1#${good.port} 1 0`]);
 });
 
-t.test('fail-over: the first default server is down, the second answers', async (t) => {
+t.test('fail-over: the first default server is down, the second answers at once', async (t) => {
   const down = await freePort(); // nothing listens there
   const good = await goodUpstream(t);
   const { port } = await dnscache(t, [`--server=127.0.0.1#${down}`, `--server=127.0.0.1#${good.port}`]);
-  const r = await dig(port, 'www.example.com', 'A', slow);
+  // The kernel's port unreachable ends the first try: dig's 1 s is half the forwarder's timeout.
+  const r = await dig(port, 'www.example.com', 'A', ['+time=1']);
   t.equal(r.status, 'NOERROR');
   t.same(answers(r), ['192.0.2.1']);
   t.same(strings(await serversBind(port)), [`127.0.0.1#${down} 1 0`, `127.0.0.1#${good.port} 1 0`]);

@@ -29,6 +29,7 @@ t.test('forged replies before the genuine one are ignored and counted', async (t
 });
 
 t.test('a reply with the right ID and question from another port is ignored', async (t) => {
+  // The socket is connected to the server: the kernel drops the forgery before we see it.
   const spoofer = createSocket('udp4');
   await new Promise<void>((resolve) => spoofer.bind(0, '127.0.0.1', () => resolve()));
   t.teardown(() => new Promise<void>((resolve) => spoofer.close(() => resolve())));
@@ -43,7 +44,7 @@ t.test('a reply with the right ID and question from another port is ignored', as
   f.setUpstreams([up]);
   const reply = readAnswer(await f.forward(makeQuery('www.example.com', 43), 'www.example.com'));
   t.same(reply.addresses, [GENUINE]);
-  t.equal(f.stats.mismatched, 1);
+  t.equal(f.stats.mismatched, 0, 'never delivered to us');
 });
 
 t.test('only forgeries: the query times out rather than take one', async (t) => {

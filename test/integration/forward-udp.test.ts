@@ -4,12 +4,22 @@ import type { Test } from 'tap';
 import { Forwarder, ForwardError } from '../../pkg/forward/forward.ts';
 import type { ForwarderOptions } from '../../pkg/forward/forward.ts';
 import { makeAnswer, makeQuery, readAnswer } from '../helpers/packets.ts';
+import { freePort } from '../helpers/ports.ts';
 import { answering, blackhole, udpUpstream } from '../helpers/upstreams.ts';
 
 function forwarder(t: Test, opts: ForwarderOptions = {}): Forwarder {
   const f = new Forwarder({ timeoutMs: 300, ...opts });
   t.teardown(() => f.close());
   return f;
+}
+
+/** `p`, or a rejection naming the wait when it has not settled after `ms`. */
+function within<T>(ms: number, p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`still waiting after ${ms} ms`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
 async function rejection(p: Promise<unknown>): Promise<ForwardError> {
@@ -51,6 +61,35 @@ t.test('a timeout moves on to the next server', async (t) => {
   t.equal(silent.ids.length, 1, 'the silent server was asked first');
   t.equal(f.stats.timeouts, 1);
   t.equal(f.stats.failures, 0);
+});
+
+t.test('a closed port (ICMP port unreachable) ends the wait at once and moves on', async (t) => {
+  // A per-try timeout far beyond the race below: only the kernel's refusal can answer in time.
+  const closed = { host: '127.0.0.1', port: await freePort() };
+  const up = await answering(t, { addresses: ['192.0.2.21'] });
+  const f = forwarder(t, { timeoutMs: 60_000 });
+  f.setUpstreams([closed, up]);
+  const reply = await within(10_000, f.forward(makeQuery('r.example.com', 8), 'r.example.com'));
+  t.same(readAnswer(reply).addresses, ['192.0.2.21'], 'the next server answered');
+  t.equal(f.stats.refused, 1, 'counted as refused');
+  t.equal(f.stats.timeouts, 0);
+  t.match(f.serverStats()[0], { server: closed, queries: 1, unanswered: 1 });
+  f.setUpstreams([closed]);
+  const err = await rejection(within(10_000, f.forward(makeQuery('r.example.com', 9), 'r.example.com')));
+  t.equal(err.code, 'FORWARD_ALL_FAILED', 'only a refusing server: failed at once');
+  t.equal(f.stats.refused, 2);
+});
+
+t.test('a budget bounds the whole call: the servers share it, and one spent fails it', async (t) => {
+  const first = await blackhole(t);
+  const second = await blackhole(t);
+  const f = forwarder(t, { timeoutMs: 60_000 });
+  f.setUpstreams([first, second]);
+  const err = await rejection(within(10_000, f.forward(makeQuery('s.example.com', 10), 's.example.com', 200)));
+  t.equal(err.code, 'FORWARD_OUT_OF_TIME');
+  t.equal(first.ids.length, 1, 'the first server had the whole budget');
+  t.equal(second.ids.length, 0, 'none was left for the second');
+  t.equal(f.stats.timeouts, 1);
 });
 
 t.test('SERVFAIL and REFUSED move on to the next server', async (t) => {
