@@ -194,7 +194,7 @@ export class Forwarder {
         if (isTruncated(reply)) {
           fallback = reply; // still tells the client to come back over TCP if nothing better turns up
           this.stats.tcpRetries++;
-          reply = await this.overTcp(out, queryEnd, server, Math.max(1, this.tryTimeout(deadline)));
+          reply = await this.overTcp(out, queryEnd, server, Math.max(2, this.tryTimeout(deadline)));
           if (this.closed) throw new ForwardError('FORWARD_CLOSED', 'the forwarder was closed');
           if (reply === null) {
             server.unanswered++;
@@ -247,9 +247,15 @@ export class Forwarder {
     for (const route of [defaultRoute, ...stubRoutes.values()]) if (route.length > 0 && route.every((s) => isLoopback(s.host))) this.localRoutes.add(route);
   }
 
-  /** A try's timeout: the configured one, or what is left before `deadline` if that is less. */
+  /**
+   * A try's timeout: the configured one, or what is left before `deadline` if that is less; 0 when
+   * under 2 ms are left (timers run on the loop's whole milliseconds, so one can fire a little before
+   * the deadline by performance.now(): what is left then is not worth a try).
+   */
   private tryTimeout(deadline: number): number {
-    return deadline === Infinity ? this.timeoutMs : Math.min(this.timeoutMs, deadline - performance.now());
+    if (deadline === Infinity) return this.timeoutMs;
+    const left = deadline - performance.now();
+    return left < 2 ? 0 : Math.min(this.timeoutMs, left);
   }
 
   private async overTcp(query: Buffer, queryEnd: number, server: Upstream, timeoutMs: number): Promise<Buffer | null> {
