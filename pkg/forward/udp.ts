@@ -129,7 +129,10 @@ export class UdpExchanger {
       this.stats.refused += waiting.length;
     } else {
       this.stats.socketErrors++;
-      this.log.warn('upstream socket failed, replacing it', { err });
+      // A server we cannot send to (no route) fails every query that picks it: not a line each.
+      const syscall = (err as NodeJS.ErrnoException).syscall;
+      if (syscall === 'connect' || syscall === 'send') this.log.debug(1, 'cannot send to upstream', { err });
+      else this.log.warn('upstream socket failed, replacing it', { err });
       this.retire(ps);
     }
     for (const id of waiting) this.finish(ps, id, null);
@@ -183,8 +186,10 @@ export class UdpExchanger {
     const ps = new PooledSocket(socket);
     socket.on('message', (msg, rinfo) => this.onMessage(ps, msg, rinfo));
     socket.on('error', (err) => this.failed(ps, err));
-    // connect() binds port 0 first; sends wait for it (Node throws on a send while connecting).
-    socket.connect(server.port, server.host, () => {
+    // connect() binds port 0 first; sends wait for it (Node throws on a send while connecting). A
+    // failed connect (no route to the server: ENETUNREACH) comes to this callback, not as 'error'.
+    socket.connect(server.port, server.host, (err?: Error) => {
+      if (err) return this.failed(ps, err);
       const unsent = ps.unsent ?? [];
       ps.unsent = null;
       for (const id of unsent) {

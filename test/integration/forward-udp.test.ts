@@ -80,6 +80,18 @@ t.test('a closed port (ICMP port unreachable) ends the wait at once and moves on
   t.equal(f.stats.refused, 2);
 });
 
+t.test('an upstream the kernel cannot send to (connect fails: no route, here a scope-less link-local) moves on at once', async (t) => {
+  // In a pod whose resolv.conf names an unreachable network, connect() fails with ENETUNREACH.
+  const unroutable = { host: 'fe80::1', port: 53 };
+  const up = await answering(t, { addresses: ['192.0.2.22'] });
+  const f = forwarder(t, { timeoutMs: 60_000 });
+  f.setUpstreams([unroutable, up]);
+  const reply = await within(10_000, f.forward(makeQuery('u.example.com', 11), 'u.example.com'));
+  t.same(readAnswer(reply).addresses, ['192.0.2.22']);
+  t.equal(f.stats.socketErrors, 1);
+  t.match(f.serverStats()[0], { server: unroutable, queries: 1, unanswered: 1 });
+});
+
 t.test('a budget bounds the whole call: the servers share it, and one spent fails it', async (t) => {
   const first = await blackhole(t);
   const second = await blackhole(t);
