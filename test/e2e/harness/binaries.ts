@@ -1,4 +1,4 @@
-// Where build-binaries.sh caches kube-apiserver and etcd, and whether they are there. The version here and
+// Where build-binaries.sh caches the Kubernetes binaries, and whether they are there. The version here and
 // the script's default must agree: the cache is keyed by it.
 
 import { accessSync, constants, existsSync } from 'node:fs';
@@ -14,8 +14,13 @@ export function binDir(): string {
   return join(root, `k8s-${k8sVersion}`, 'bin');
 }
 
-export const kubeApiserverBin = (): string => join(binDir(), 'kube-apiserver');
-export const etcdBin = (): string => join(binDir(), 'etcd');
+/** A binary build-binaries.sh builds (`--cluster` for all but kube-apiserver and etcd). */
+export const k8sBin = (name: string): string => join(binDir(), name);
+export const kubeApiserverBin = (): string => k8sBin('kube-apiserver');
+export const etcdBin = (): string => k8sBin('etcd');
+
+/** What the cluster tier runs beyond kube-apiserver and etcd (build-binaries.sh --cluster). */
+export const CLUSTER_BINARIES = ['kubelet', 'kube-proxy', 'kube-controller-manager', 'kube-scheduler', 'kubectl', 'agnhost', 'e2e.test'];
 
 function executable(path: string): boolean {
   try {
@@ -26,11 +31,11 @@ function executable(path: string): boolean {
   }
 }
 
-/** Both binaries built and executable; otherwise why not, with the command that builds them. */
-export function binariesAvailable(): { ok: boolean; why?: string } {
-  const missing = [kubeApiserverBin(), etcdBin()].filter((p) => !executable(p));
+/** kube-apiserver and etcd (and `extra`) built and executable; otherwise why not, with the command that builds them. */
+export function binariesAvailable(extra: readonly string[] = []): { ok: boolean; why?: string } {
+  const missing = ['kube-apiserver', 'etcd', ...extra].map(k8sBin).filter((p) => !executable(p));
   if (missing.length === 0) return { ok: true };
-  return { ok: false, why: `not built: ${missing.join(', ')} (run: bash ${buildScript}, needs Go)` };
+  return { ok: false, why: `not built: ${missing.join(', ')} (run: bash ${buildScript}${extra.length > 0 ? ' --cluster' : ''}, needs Go)` };
 }
 
 /** Go on PATH or in its usual place: the build script can run. */

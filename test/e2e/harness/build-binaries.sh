@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Builds the kube-apiserver and etcd binaries the e2e tier runs, from the Go module proxy, into a cache
-# outside the repository keyed by version:
-#   ${KUBE_DNS_TS_CACHE:-$HOME/.cache/kube-dns-ts}/k8s-v1.36.3/bin/{kube-apiserver,etcd}
-# Idempotent: does nothing when both binaries exist. Each binary is built to a temp name and renamed, so an
+# Builds the Kubernetes binaries the tests run, from the Go module proxy, into a cache outside the
+# repository keyed by version:
+#   ${KUBE_DNS_TS_CACHE:-$HOME/.cache/kube-dns-ts}/k8s-v1.36.3/bin/<name>
+# By default kube-apiserver and etcd (the e2e tier); with --cluster also what a single-node cluster and
+# Kubernetes' own DNS tests need (the cluster tier): kubelet, kube-proxy, kube-controller-manager,
+# kube-scheduler, kubectl, e2e.test (`go test -c k8s.io/kubernetes/test/e2e`) and agnhost (the e2e
+# images' test program).
+# Idempotent: builds only what is missing. Each binary is built to a temp name and renamed, so an
 # interrupted build never leaves a binary the harness would trust.
 #
 # Why a wrapper module: k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them with
@@ -26,8 +30,18 @@ LOG_NAME=build-binaries
 # shellcheck source=../../go-env.sh
 . "$(dirname "$0")/../../go-env.sh"
 
-if [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/etcd" ]; then
-  log "cached: $BIN/kube-apiserver and $BIN/etcd (nothing to do)"
+# What each cluster binary is built from, in the release's module (kube-apiserver's wrapper module).
+CLUSTER_BINARIES="kubelet:k8s.io/kubernetes/cmd/kubelet kube-proxy:k8s.io/kubernetes/cmd/kube-proxy
+kube-controller-manager:k8s.io/kubernetes/cmd/kube-controller-manager kube-scheduler:k8s.io/kubernetes/cmd/kube-scheduler
+kubectl:k8s.io/kubernetes/cmd/kubectl agnhost:k8s.io/kubernetes/test/images/agnhost e2e.test:k8s.io/kubernetes/test/e2e"
+wanted="kube-apiserver etcd"
+if [ "${1:-}" = "--cluster" ]; then
+  for entry in $CLUSTER_BINARIES; do wanted="$wanted ${entry%%:*}"; done
+fi
+missing=""
+for name in $wanted; do [ -x "$BIN/$name" ] || missing="$missing $name"; done
+if [ -z "$missing" ]; then
+  log "cached: $wanted in $BIN (nothing to do)"
   exit 0
 fi
 
@@ -51,16 +65,16 @@ build_to() {
   fi
 }
 
-build_kube_apiserver() {
+# The wrapper module every Kubernetes binary is built in (kube-apiserver's, for the name of its folder).
+release_module() {
   local dir=$OUT/src/kube-apiserver
   local staging=v0.${K8S_VERSION#v1.}
-  local minor
-  minor=$(echo "$K8S_VERSION" | cut -d. -f2)
   mkdir -p "$dir"
   cd "$dir"
   [ -f go.mod ] || go mod init local/kube-dns-ts-k8s >/dev/null 2>&1
+  grep -q "k8s.io/kubernetes $K8S_VERSION" go.mod && grep -q " => k8s.io/[a-z0-9-]* $staging" go.mod && return 0
   # The release's go.mod says which Go it needs; take its `go` line and its staging replace list as they are.
-  log "kube-apiserver $K8S_VERSION: reading the release's go.mod"
+  log "k8s.io/kubernetes $K8S_VERSION: reading the release's go.mod"
   local gomod
   gomod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
   [ -n "$gomod" ] && [ -f "$gomod" ] || { log "could not download k8s.io/kubernetes@$K8S_VERSION"; return 1; }
@@ -75,13 +89,25 @@ build_kube_apiserver() {
     count=$((count + 1))
   done
   [ "$count" -gt 0 ] || { log "no staging replace lines found in $gomod"; return 1; }
-  log "kube-apiserver: $count staging modules replaced by $staging (go $godirective); resolving dependencies"
-  go get "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION"
-  log "kube-apiserver: compiling (this is the long part)"
-  build_to "$BIN/kube-apiserver" \
-    -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" \
-    k8s.io/kubernetes/cmd/kube-apiserver
-  log "kube-apiserver: built $BIN/kube-apiserver ($(du -h "$BIN/kube-apiserver" | cut -f1))"
+  log "release module: $count staging modules replaced by $staging (go $godirective)"
+}
+
+# build_k8s NAME PACKAGE: one binary of the release, with its version stamped in as a release build has.
+build_k8s() {
+  local name=$1 pkg=$2 minor
+  minor=$(echo "$K8S_VERSION" | cut -d. -f2)
+  release_module
+  log "$name: resolving dependencies"
+  go get "$pkg@$K8S_VERSION"
+  local version_flags="-X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
+  log "$name: compiling"
+  if [ "$name" = e2e.test ]; then
+    # A test binary: built with go test -c, to a temp name and renamed as build_to does.
+    go test -c -trimpath -ldflags "-s -w $version_flags" -o "$BIN/$name.tmp.$$" "$pkg" && mv -f "$BIN/$name.tmp.$$" "$BIN/$name" || { rm -f "$BIN/$name.tmp.$$"; return 1; }
+  else
+    build_to "$BIN/$name" -ldflags "-s -w $version_flags" "$pkg"
+  fi
+  log "$name: built $BIN/$name ($(du -h "$BIN/$name" | cut -f1))"
 }
 
 build_etcd() {
@@ -107,5 +133,8 @@ build_etcd() {
 
 start=$(date +%s)
 [ -x "$BIN/etcd" ] || build_etcd
-[ -x "$BIN/kube-apiserver" ] || build_kube_apiserver
-log "done in $(( $(date +%s) - start )) s: $("$BIN/kube-apiserver" --version 2>/dev/null || echo kube-apiserver), etcd $(cat "$OUT/etcd-version" 2>/dev/null || echo '?')"
+[ -x "$BIN/kube-apiserver" ] || build_k8s kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+for entry in $CLUSTER_BINARIES; do
+  case " $missing " in *" ${entry%%:*} "*) build_k8s "${entry%%:*}" "${entry#*:}" ;; esac
+done
+log "done in $(( $(date +%s) - start )) s: $("$BIN/kube-apiserver" --version 2>/dev/null || echo kube-apiserver), etcd $(cat "$OUT/etcd-version" 2>/dev/null || echo '?')${missing:+; built:$missing}"

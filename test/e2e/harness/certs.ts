@@ -1,4 +1,4 @@
-// A throwaway CA, a serving certificate for 127.0.0.1/localhost signed by it, and the ServiceAccount signing
+// A throwaway CA, a serving certificate for 127.0.0.1/localhost (and any other names given) signed by it, and the ServiceAccount signing
 // key, made with openssl. Our own CA (rather than kube-apiserver's self-signed cert) gives clients a fixed
 // file to trust before the server has started.
 
@@ -18,7 +18,8 @@ function openssl(args: string[]): void {
   execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
 }
 
-export function makeCerts(dir: string): ClusterCerts {
+/** `sans`: the serving certificate's names beyond 127.0.0.1 and localhost (`IP:…`, `DNS:…`). */
+export function makeCerts(dir: string, sans: string[] = []): ClusterCerts {
   const p = (name: string) => join(dir, name);
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   openssl(['req', '-x509', ...ec, '-keyout', p('ca.key'), '-out', p('ca.crt'), '-days', '7', '-subj', '/CN=kube-dns-ts e2e CA',
@@ -28,7 +29,7 @@ export function makeCerts(dir: string): ClusterCerts {
     'basicConstraints=critical,CA:FALSE',
     'keyUsage=critical,digitalSignature,keyEncipherment',
     'extendedKeyUsage=serverAuth',
-    'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    `subjectAltName=${['IP:127.0.0.1', 'DNS:localhost', ...sans].join(',')}`,
     '',
   ].join('\n'));
   openssl(['x509', '-req', '-in', p('apiserver.csr'), '-CA', p('ca.crt'), '-CAkey', p('ca.key'), '-CAcreateserial',

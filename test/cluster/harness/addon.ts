@@ -1,0 +1,68 @@
+// The addon deployed as manifests/README.md tells users to (rbac.yaml, then kube-dns.yaml with only
+// the placeholders replaced), and pods to ask it from.
+
+import { readManifest, README_VALUES } from '../../e2e/harness/manifests.ts';
+import type { KubeObject } from '../../e2e/harness/manifests.ts';
+import { CLIENT_IMAGE } from './cluster.ts';
+import type { NodeCluster } from './cluster.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `probe` until it returns something truthy; throws `what` with `explain()`'s text on time out. */
+export async function waitFor<T>(what: string, probe: () => Promise<T>, ms: number, explain: () => Promise<string> = async () => ''): Promise<NonNullable<T>> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await probe().catch(() => null);
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > end) throw new Error(`not ${what} within ${ms} ms\n${await explain().catch((e) => String(e))}`);
+    await sleep(500);
+  }
+}
+
+/** What went wrong in a namespace: its pods, their events, and every container's last log lines. */
+export async function describe(c: NodeCluster, namespace: string): Promise<string> {
+  const out = [await c.kubectl(['-n', namespace, 'get', 'pods', '-o', 'wide']).catch(String)];
+  out.push(await c.kubectl(['-n', namespace, 'get', 'events', '--sort-by=.lastTimestamp']).catch(String));
+  const pods = JSON.parse(await c.kubectl(['-n', namespace, 'get', 'pods', '-o', 'json'])).items as KubeObject[];
+  for (const pod of pods) {
+    for (const container of pod.spec.containers) {
+      out.push(`--- ${pod.metadata.name}/${container.name}\n${await c.kubectl(['-n', namespace, 'logs', pod.metadata.name, '-c', container.name, '--tail=30']).catch(String)}`);
+    }
+  }
+  return out.join('\n');
+}
+
+/** rbac.yaml and kube-dns.yaml applied; resolves once the Deployment has all its replicas available. */
+export async function deployAddon(c: NodeCluster): Promise<KubeObject> {
+  await c.apply(readManifest('rbac.yaml'));
+  const objects = readManifest('kube-dns.yaml', README_VALUES);
+  await c.apply(objects);
+  const deployment = objects.find((o) => o.kind === 'Deployment')!;
+  await waitFor('the kube-dns Deployment available', async () => {
+    const d = await c.request('GET', '/apis/apps/v1/namespaces/kube-system/deployments/kube-dns');
+    return d.status === 200 && d.body.status?.availableReplicas === deployment.spec.replicas;
+  }, 180_000, () => describe(c, 'kube-system'));
+  return deployment;
+}
+
+/** A client pod (dnsPolicy ClusterFirst: the kubelet's resolv.conf) in `namespace`, once it runs. */
+export async function startClientPod(c: NodeCluster, namespace: string, name: string): Promise<void> {
+  if ((await c.request('GET', `/api/v1/namespaces/${namespace}`)).status === 404) {
+    await c.apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }]);
+  }
+  await c.apply([{
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace },
+    spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'client', image: CLIENT_IMAGE, imagePullPolicy: 'Never' }] },
+  }]);
+  await waitFor(`pod ${namespace}/${name} running`, async () => {
+    const p = await c.request('GET', `/api/v1/namespaces/${namespace}/pods/${name}`);
+    return p.body.status?.phase === 'Running';
+  }, 120_000, () => describe(c, namespace));
+}
+
+/** A command in a pod's container; resolves with stdout. */
+export function execIn(c: NodeCluster, namespace: string, pod: string, command: string[]): Promise<string> {
+  return c.kubectl(['-n', namespace, 'exec', pod, '--', ...command]);
+}

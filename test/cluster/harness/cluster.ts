@@ -1,0 +1,359 @@
+// A real single-node Kubernetes cluster on this machine, from the cached binaries (build-binaries.sh
+// --cluster) and the images built from our Dockerfiles: etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler, containerd + runc, the CNI bridge, the kubelet and kube-proxy (iptables or nftables).
+// The node's address lives on a bridge without ports; pods live on a CNI bridge whose traffic never
+// leaves the machine (no masquerade, a FORWARD drop towards the uplink); the node's resolv.conf names a
+// dnsmasq on the node's address that answers NXDOMAIN but for a few fixed names. Everything the cluster
+// changes on the machine (links, routes, rules, sysctls, mounts, network namespaces, cgroups) is undone
+// at teardown, by pid for every process, even when a check fails. One cluster at a time on a machine:
+// startNodeCluster waits for a lock.
+
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { Test } from 'tap';
+import { freePort } from '../../helpers/ports.ts';
+import { repoRoot } from '../../helpers/process.ts';
+import { DNSMASQ } from '../../helpers/dnsmasq.ts';
+import { Applier } from '../../e2e/harness/apply.ts';
+import { binariesAvailable, CLUSTER_BINARIES, k8sBin } from '../../e2e/harness/binaries.ts';
+import { makeCerts } from '../../e2e/harness/certs.ts';
+import { logTail, startDaemon } from '../../e2e/harness/daemon.ts';
+import type { Daemon } from '../../e2e/harness/daemon.ts';
+import { restRequest } from '../../e2e/harness/rest.ts';
+import { HostChanges, sh, shQuiet } from './host.ts';
+import { builtImages, podman } from './image-pod.ts';
+import { NET, nodeDirs, PAUSE_IMAGE, writeCniConfig, writeContainerdConfig, writeKubeconfig, writeKubeletConfig, writeKubeProxyConfig } from './node-config.ts';
+import type { NodeDirs, ProxyMode } from './node-config.ts';
+
+const run = promisify(execFile);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface NodeCluster {
+  /** https://10.200.0.1:<port> */
+  url: string;
+  dir: string;
+  /** A kubeconfig with the admin token (system:masters). */
+  kubeconfig: string;
+  request(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
+  apply(yamlOrObjects: string | object[]): Promise<void>;
+  /** `kubectl <args>` against the cluster; resolves with stdout, rejects with stderr. */
+  kubectl(args: string[], timeoutMs?: number): Promise<string>;
+  proxyMode: ProxyMode;
+}
+
+export interface NodeClusterOptions {
+  proxyMode?: ProxyMode;
+}
+
+/** Tools a cluster needs on the machine, beyond the cached binaries and the images. */
+const TOOLS = ['containerd', 'runc', 'ctr', 'jq', 'iptables', 'conntrack', 'nft', 'podman', DNSMASQ];
+
+/** Why a cluster cannot start here, or null. */
+export function clusterMissing(): string | null {
+  if (process.getuid?.() !== 0) return 'the cluster tier needs root';
+  const bins = binariesAvailable(CLUSTER_BINARIES);
+  if (!bins.ok) return bins.why!;
+  if (builtImages() === null) return 'the images are not built (test/cluster/images/build.sh)';
+  const missing = TOOLS.filter((tool) => {
+    try {
+      sh('sh', ['-c', `command -v ${tool}`]);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  return missing.length > 0 ? `missing tools: ${missing.join(', ')} (.ci/run installs them)` : null;
+}
+
+/** Whether a cluster test can run: in CI anything missing fails `t`; elsewhere it skips, loudly. */
+export function clusterCanRun(t: Test): boolean {
+  const why = clusterMissing();
+  if (why === null) return true;
+  if (process.env.CI === 'true') t.fail(why);
+  else {
+    console.error(`\n*** SKIPPING cluster tests: ${why} ***\n`);
+    t.skip(why, () => {});
+  }
+  return false;
+}
+
+const LOCK = join(tmpdir(), 'kube-dns-ts-cluster.lock');
+
+/** One cluster at a time on a machine (tap runs test files side by side): a lock dir holding our pid. */
+async function lock(t: Test): Promise<void> {
+  for (let waited = 0; ; waited += 500) {
+    try {
+      mkdirSync(LOCK);
+      writeFileSync(join(LOCK, 'pid'), String(process.pid));
+      t.teardown(() => rmSync(LOCK, { recursive: true, force: true }));
+      return;
+    } catch {
+      const holder = Number(readFileSync(join(LOCK, 'pid'), 'utf8').trim() || 0);
+      let alive = holder > 0;
+      try {
+        if (alive) process.kill(holder, 0);
+      } catch {
+        alive = false;
+      }
+      if (!alive) rmSync(LOCK, { recursive: true, force: true });
+      else if (waited > 20 * 60_000) throw new Error(`waited 20 minutes for the cluster lock held by pid ${holder}`);
+      await sleep(500);
+    }
+  }
+}
+
+/** Polls `probe` until it holds; on time out throws with the daemons' log tails. */
+async function until(what: string, probe: () => Promise<boolean>, ms: number, daemons: Daemon[]): Promise<void> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const dead = daemons.find((d) => !d.running());
+    if (dead) throw new Error(`${dead.name} exited (${await dead.exited}) before ${what}; ${dead.logFile}:\n${logTail(dead.logFile)}`);
+    if (await probe().catch(() => false)) return;
+    if (Date.now() > end) throw new Error(`not ${what} within ${ms} ms:\n${daemons.map((d) => `--- ${d.logFile}\n${logTail(d.logFile, 15)}`).join('\n')}`);
+    await sleep(250);
+  }
+}
+
+/** The uplink: the interface of the default route, which pods must never reach past. */
+function uplink(): string | null {
+  const m = /dev (\S+)/.exec(sh('ip', ['-o', 'route', 'show', 'default']));
+  return m ? m[1] : null;
+}
+
+/** The node's network: its address on a port-less bridge, the Service range routed into it, no way out for pods. */
+function setUpNetwork(host: HostChanges): void {
+  host.ip(['link', 'add', NET.nodeBridge, 'type', 'bridge'], ['link', 'del', NET.nodeBridge]);
+  host.ip(['addr', 'add', `${NET.nodeIp}/32`, 'dev', NET.nodeBridge], ['addr', 'del', `${NET.nodeIp}/32`, 'dev', NET.nodeBridge]);
+  host.ip(['link', 'set', NET.nodeBridge, 'up'], ['link', 'set', NET.nodeBridge, 'down']);
+  // A ClusterIP packet that no rule rewrites stays on this machine instead of taking the default route.
+  host.ip(['route', 'add', NET.serviceCidr, 'dev', NET.nodeBridge], ['route', 'del', NET.serviceCidr, 'dev', NET.nodeBridge]);
+  const out = uplink();
+  if (out !== null) host.iptablesInsert('FORWARD', ['-s', NET.clusterCidr, '-o', out, '-j', 'DROP', '-m', 'comment', '--comment', 'kube-dns-ts cluster tier: pods stay on this machine']);
+  // What the kubelet and kube-proxy rewrite at start, and what pods on a bridge need.
+  for (const name of ['vm.overcommit_memory', 'kernel.panic', 'kernel.panic_on_oops', 'net.ipv4.conf.all.route_localnet', 'net.ipv4.vs.conntrack', 'net.netfilter.nf_conntrack_max']) {
+    if (existsSync(`/proc/sys/${name.replaceAll('.', '/')}`)) host.sysctl(name);
+  }
+  host.sysctl('net.ipv4.ip_forward', '1');
+  host.sysctl('net.bridge.bridge-nf-call-iptables', '1');
+}
+
+/** The node's resolver: NXDOMAIN for every name but a few fixed ones, on the node's address. */
+function startNodeResolver(dir: string): Daemon {
+  const own = join(dir, 'node-dns');
+  mkdirSync(own, { recursive: true });
+  chmodSync(own, 0o755);
+  writeFileSync(join(own, 'hosts'), '192.0.2.10 outside.example\n', { mode: 0o644 });
+  return startDaemon(DNSMASQ, ['-k', '--conf-file=/dev/null', `--listen-address=${NET.nodeIp}`, '--bind-interfaces', '--port=53', '--no-resolv', '--no-hosts', `--addn-hosts=${join(own, 'hosts')}`, '--local=/#/', `--pid-file=${join(own, 'pid')}`, '--log-facility=-'], join(dir, 'node-dns.log'));
+}
+
+/** The images the manifests name, the pause stand-in and the test pods' images, into containerd. */
+async function importImages(d: NodeDirs, images: string[]): Promise<void> {
+  const archive = join(d.root, 'images.tar');
+  // containerd reads a short name as docker.io/<name>: the same name a manifest's image resolves to.
+  const named = images.map((image) => (image.split('/')[0].includes('.') ? image : `docker.io/${image}`));
+  images.forEach((image, i) => podman(['tag', image, named[i]]));
+  podman(['save', '--multi-image-archive', '-o', archive, ...named]);
+  await run('ctr', ['--address', d.containerdSocket, '-n', 'k8s.io', 'images', 'import', archive], { maxBuffer: 16 << 20 });
+  rmSync(archive);
+}
+
+export async function startNodeCluster(t: Test, o: NodeClusterOptions = {}): Promise<NodeCluster> {
+  const proxyMode = o.proxyMode ?? 'iptables';
+  await lock(t);
+  const dir = mkdtempSync(join(tmpdir(), 'kdt-cluster-'));
+  chmodSync(dir, 0o755);
+  const d = nodeDirs(dir);
+  const host = new HostChanges();
+  const daemons: Record<string, Daemon> = {};
+  const netnsBefore = new Set(netnsList());
+  t.teardown(async () => {
+    const problems = await tearDown(d, daemons, host, netnsBefore);
+    if (problems.length > 0) t.comment(`cluster teardown could not undo:\n${problems.join('\n')}`);
+    if (t.passing()) rmSync(dir, { recursive: true, force: true });
+    else t.comment(`cluster files kept for inspection: ${dir}`);
+  });
+
+  setUpNetwork(host);
+  writeFileSync(d.resolvConf, `nameserver ${NET.nodeIp}\n`);
+  daemons.nodeDns = startNodeResolver(dir);
+
+  const certs = makeCerts(dir, [`IP:${NET.nodeIp}`, `IP:${NET.kubernetesServiceIp}`, 'DNS:kubernetes', 'DNS:kubernetes.default', 'DNS:kubernetes.default.svc', `DNS:kubernetes.default.svc.${NET.domain}`]);
+  const token = randomBytes(24).toString('hex');
+  writeFileSync(join(dir, 'tokens.csv'), `${token},kdt-admin,kdt-admin,"system:masters"\n`, { mode: 0o600 });
+
+  const etcdPort = await freePort();
+  const etcdPeer = await freePort();
+  const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+  daemons.etcd = startDaemon(k8sBin('etcd'), ['--name=kdt', `--data-dir=${join(dir, 'etcd')}`, `--listen-client-urls=${etcdUrl}`, `--advertise-client-urls=${etcdUrl}`, `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`, `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`, `--initial-cluster=kdt=http://127.0.0.1:${etcdPeer}`, '--unsafe-no-fsync', '--log-level=warn'], join(dir, 'etcd.log'));
+
+  const port = await freePort();
+  const url = `https://${NET.nodeIp}:${port}`;
+  mkdirSync(join(dir, 'apiserver-certs'));
+  daemons.apiserver = startDaemon(k8sBin('kube-apiserver'), [
+    `--etcd-servers=${etcdUrl}`,
+    `--bind-address=${NET.nodeIp}`,
+    `--advertise-address=${NET.nodeIp}`,
+    `--secure-port=${port}`,
+    `--cert-dir=${join(dir, 'apiserver-certs')}`,
+    `--tls-cert-file=${certs.serverCert}`,
+    `--tls-private-key-file=${certs.serverKey}`,
+    `--service-cluster-ip-range=${NET.serviceCidr}`,
+    `--service-account-issuer=https://kubernetes.default.svc.${NET.domain}`,
+    `--service-account-key-file=${certs.saKey}`,
+    `--service-account-signing-key-file=${certs.saKey}`,
+    `--token-auth-file=${join(dir, 'tokens.csv')}`,
+    '--authorization-mode=Node,RBAC',
+    '--allow-privileged=true',
+    '--kubelet-preferred-address-types=InternalIP',
+    '--profiling=false',
+  ], join(dir, 'kube-apiserver.log'));
+  const ca = readFileSync(certs.caFile, 'utf8');
+  const request = (method: string, path: string, body?: unknown) => restRequest({ url, ca }, method, path, token, body);
+  await until('the API server ready', async () => (await request('GET', '/readyz')).status === 200, 90_000, [daemons.etcd, daemons.apiserver]);
+
+  const kubeconfig = writeKubeconfig(join(dir, 'admin.kubeconfig'), url, certs.caFile, token);
+  daemons.controllerManager = startDaemon(k8sBin('kube-controller-manager'), [`--kubeconfig=${kubeconfig}`, `--service-account-private-key-file=${certs.saKey}`, `--root-ca-file=${certs.caFile}`, '--use-service-account-credentials=false', '--leader-elect=false', '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`, `--cert-dir=${join(dir, 'kcm-certs')}`], join(dir, 'kube-controller-manager.log'));
+  daemons.scheduler = startDaemon(k8sBin('kube-scheduler'), [`--kubeconfig=${kubeconfig}`, '--leader-elect=false', '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`, `--cert-dir=${join(dir, 'scheduler-certs')}`], join(dir, 'kube-scheduler.log'));
+
+  writeCniConfig(d);
+  daemons.containerd = startDaemon('/usr/bin/containerd', ['--config', writeContainerdConfig(d)], join(dir, 'containerd.log'));
+  await until('containerd serving', async () => (await run('ctr', ['--address', d.containerdSocket, 'version'])).stdout.includes('Server'), 30_000, [daemons.containerd]);
+  const images = [...Object.keys(builtImages()!), PAUSE_IMAGE, ...TEST_IMAGES];
+  await importImages(d, images);
+
+  makeCgroups(CGROUP_ROOT);
+  daemons.kubelet = startDaemon(k8sBin('kubelet'), [`--config=${writeKubeletConfig(d, { port: await freePort(), healthzPort: await freePort() })}`, `--kubeconfig=${kubeconfig}`, `--node-ip=${NET.nodeIp}`, `--hostname-override=${NET.nodeName}`, `--root-dir=${d.kubeletRoot}`, `--cert-dir=${join(d.kubeletRoot, 'pki')}`], join(dir, 'kubelet.log'));
+  daemons.kubeProxy = startDaemon(k8sBin('kube-proxy'), [`--config=${writeKubeProxyConfig(d, proxyMode, kubeconfig, { healthzPort: await freePort(), metricsPort: await freePort() })}`], join(dir, 'kube-proxy.log'));
+  await until('the node Ready', async () => {
+    const node = await request('GET', `/api/v1/nodes/${NET.nodeName}`);
+    return node.status === 200 && node.body.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True');
+  }, 120_000, Object.values(daemons));
+
+  const applier = new Applier((method, path, body) => request(method, path, body));
+  const kubectl = async (args: string[], timeoutMs = 60_000) => (await run(k8sBin('kubectl'), [`--kubeconfig=${kubeconfig}`, ...args], { timeout: timeoutMs, maxBuffer: 16 << 20 })).stdout;
+  return { url, dir, kubeconfig, request, apply: (objs) => applier.apply(objs), kubectl, proxyMode };
+}
+
+const VERSION = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
+/** The test pods' client: dig, curl, lookup-glibc, lookup-musl (test/cluster/images/build.sh builds it). */
+export const CLIENT_IMAGE = `kube-dns-ts/test-client:${VERSION}`;
+const TEST_IMAGES = [CLIENT_IMAGE];
+
+function netnsList(): string[] {
+  return existsSync('/run/netns') ? readdirSync('/run/netns') : [];
+}
+
+/** Everything the cluster started or changed, undone; returns what could not be. */
+async function tearDown(d: NodeDirs, daemons: Record<string, Daemon>, host: HostChanges, netnsBefore: Set<string>): Promise<string[]> {
+  const problems: string[] = [];
+  const attempt = async (what: string, fn: () => unknown) => {
+    try {
+      await fn();
+    } catch (err) {
+      problems.push(`${what}: ${(err as Error).message.split('\n')[0]}`);
+    }
+  };
+  for (const name of ['kubeProxy', 'kubelet', 'scheduler', 'controllerManager']) await attempt(`stop ${name}`, () => daemons[name]?.stop(5000));
+  // The pods' containers: killed through containerd, then containerd and any shim it left.
+  if (daemons.containerd?.running()) {
+    const ctr = (...args: string[]) => sh('ctr', ['--address', d.containerdSocket, '-n', 'k8s.io', ...args]);
+    await attempt('kill tasks', () => {
+      for (const id of ctr('tasks', 'ls', '-q').split('\n').filter(Boolean)) shQuiet('ctr', ['--address', d.containerdSocket, '-n', 'k8s.io', 'tasks', 'kill', '-s', 'SIGKILL', id]);
+    });
+    await sleep(500);
+  }
+  await attempt('stop containerd', () => daemons.containerd?.stop(5000));
+  await attempt('kill shims', () => killShims(d));
+  await attempt('kube-proxy --cleanup', () => sh(k8sBin('kube-proxy'), ['--cleanup']));
+  await attempt('kube-proxy --cleanup (nftables)', () => sh(k8sBin('kube-proxy'), ['--cleanup', '--proxy-mode=nftables']));
+  await attempt('KUBE- chains', () => removeKubeChains());
+  await attempt('network namespaces', () => {
+    for (const ns of netnsList()) if (ns.startsWith('cni-') && !netnsBefore.has(ns)) shQuiet('ip', ['netns', 'del', ns]);
+  });
+  await attempt('mounts', () => unmountUnder(d.root));
+  await attempt('pod bridge', () => shQuiet('ip', ['link', 'del', NET.podBridge]));
+  await attempt('cgroups', () => removeCgroups(CGROUP_ROOT));
+  for (const name of ['apiserver', 'etcd', 'nodeDns']) await attempt(`stop ${name}`, () => daemons[name]?.stop(5000));
+  problems.push(...host.revert());
+  return problems;
+}
+
+/** containerd's shims for our socket outlive containerd: found by their command line, killed by pid. */
+function killShims(d: NodeDirs): void {
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    let cmdline = '';
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      continue;
+    }
+    if (cmdline.includes('containerd-shim') && cmdline.includes(d.containerdSocket)) {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+  }
+}
+
+/** Every mount below `root` (the kubelet's volumes, containerd's rootfs mounts), deepest first. */
+function unmountUnder(root: string): void {
+  const mounts = readFileSync('/proc/self/mounts', 'utf8').split('\n').map((l) => l.split(' ')[1]).filter((m) => m !== undefined && m.startsWith(root + '/'));
+  for (const m of mounts.sort((a, b) => b.length - a.length)) shQuiet('umount', ['-l', m]);
+}
+
+/** What kube-proxy --cleanup and the kubelet leave: KUBE-* chains and the rules that jump to them. */
+function removeKubeChains(): void {
+  for (const table of ['filter', 'nat', 'mangle']) {
+    const rules = sh('iptables', ['-w', '-t', table, '-S']).split('\n');
+    for (const rule of rules) {
+      if (rule.startsWith('-A ') && / -j KUBE-/.test(rule) && !rule.startsWith('-A KUBE-')) {
+        shQuiet('sh', ['-c', `iptables -w -t ${table} ${rule.replace(/^-A /, '-D ')}`]);
+      }
+    }
+    for (const rule of rules) {
+      const m = /^-N (KUBE-\S+)/.exec(rule);
+      if (m) shQuiet('iptables', ['-w', '-t', table, '-F', m[1]]);
+    }
+    for (const rule of rules) {
+      const m = /^-N (KUBE-\S+)/.exec(rule);
+      if (m) shQuiet('iptables', ['-w', '-t', table, '-X', m[1]]);
+    }
+  }
+}
+
+/** The kubelet's cgroupRoot (node-config.ts), made in every v1 hierarchy: the kubelet does not make it. */
+const CGROUP_ROOT = 'kube-dns-ts';
+
+function makeCgroups(root: string): void {
+  for (const controller of readdirSync('/sys/fs/cgroup')) {
+    const dir = join('/sys/fs/cgroup', controller, root);
+    if (!existsSync(join('/sys/fs/cgroup', controller, 'cgroup.procs'))) continue;
+    mkdirSync(dir, { recursive: true });
+    // A new cpuset has no CPUs or memory nodes until given its parent's.
+    for (const file of ['cpuset.cpus', 'cpuset.mems']) {
+      const parent = join('/sys/fs/cgroup', controller, file);
+      if (existsSync(parent)) writeFileSync(join(dir, file), readFileSync(parent, 'utf8').trim());
+    }
+  }
+}
+
+/** The kubelet's cgroups under `root` in every hierarchy, leaves first. */
+function removeCgroups(root: string): void {
+  for (const controller of readdirSync('/sys/fs/cgroup')) {
+    const top = join('/sys/fs/cgroup', controller, root);
+    if (!existsSync(top)) continue;
+    const dirs: string[] = [];
+    const walk = (p: string) => {
+      dirs.push(p);
+      for (const e of readdirSync(p, { withFileTypes: true })) if (e.isDirectory()) walk(join(p, e.name));
+    };
+    walk(top);
+    for (const p of dirs.reverse()) shQuiet('rmdir', [p]);
+  }
+}
