@@ -241,7 +241,9 @@ export async function startNodeCluster(t: Test, o: NodeClusterOptions = {}): Pro
 const VERSION = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
 /** The test pods' client: dig, curl, lookup-glibc, lookup-musl (test/cluster/images/build.sh builds it). */
 export const CLIENT_IMAGE = `kube-dns-ts/test-client:${VERSION}`;
-const TEST_IMAGES = [CLIENT_IMAGE];
+/** What Kubernetes' DNS e2e specs run, built locally under these names (test/cluster/images/build.sh). */
+export const E2E_IMAGES = ['registry.k8s.io/e2e-test-images/agnhost:2.63.0', 'registry.k8s.io/e2e-test-images/glibc-dns-testing:2.0.0'];
+const TEST_IMAGES = [CLIENT_IMAGE, ...E2E_IMAGES];
 
 function netnsList(): string[] {
   return existsSync('/run/netns') ? readdirSync('/run/netns') : [];

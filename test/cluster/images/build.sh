@@ -43,4 +43,18 @@ podman build --pull=never -t registry.k8s.io/pause:3.10 "$stage" >&2
 gcc -O2 -o "$stage/lookup-glibc" test/clients/lookup.c
 musl-gcc -O2 -static -o "$stage/lookup-musl" test/clients/lookup.c
 podman build --pull=never -f test/cluster/images/Containerfile.client -t "kube-dns-ts/test-client:$version" "$stage" >&2
-log "done: $report; registry.k8s.io/pause:3.10 and kube-dns-ts/test-client:$version for the cluster tier"
+
+# Kubernetes' DNS e2e specs' images, when the cluster binaries are built (build-binaries.sh --cluster):
+# agnhost and glibc-dns-testing, one stand-in under both names, with CoreDNS (bench/build-coredns.sh).
+agnhost=$CACHE_ROOT/k8s-v1.36.3/bin/agnhost
+if [ -x "$agnhost" ]; then
+  bash bench/build-coredns.sh
+  cp "$agnhost" "$stage/agnhost"
+  cp "$(ls -d "$CACHE_ROOT"/coredns-v*/bin/coredns | sort -V | tail -n1)" "$stage/coredns"
+  podman build --pull=never -f test/cluster/images/Containerfile.agnhost -t registry.k8s.io/e2e-test-images/agnhost:2.63.0 "$stage" >&2
+  podman tag registry.k8s.io/e2e-test-images/agnhost:2.63.0 registry.k8s.io/e2e-test-images/glibc-dns-testing:2.0.0
+elif [ "${CI:-}" = "true" ]; then
+  log "agnhost is not built ($agnhost): run test/e2e/harness/build-binaries.sh --cluster first"
+  exit 1
+fi
+log "done: $report; registry.k8s.io/pause:3.10, kube-dns-ts/test-client:$version and the e2e images for the cluster tier"
