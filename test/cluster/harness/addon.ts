@@ -46,19 +46,19 @@ export async function deployAddon(c: NodeCluster): Promise<KubeObject> {
 }
 
 /** A client pod (dnsPolicy ClusterFirst: the kubelet's resolv.conf) in `namespace`, once it runs. */
-export async function startClientPod(c: NodeCluster, namespace: string, name: string): Promise<void> {
+export async function startClientPod(c: NodeCluster, namespace: string, name: string, labels: Record<string, string> = {}): Promise<void> {
   if ((await c.request('GET', `/api/v1/namespaces/${namespace}`)).status === 404) {
     await c.apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }]);
   }
   await c.apply([{
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name, namespace },
+    metadata: { name, namespace, labels },
     spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'client', image: CLIENT_IMAGE, imagePullPolicy: 'Never' }] },
   }]);
-  await waitFor(`pod ${namespace}/${name} running`, async () => {
+  await waitFor(`pod ${namespace}/${name} ready`, async () => {
     const p = await c.request('GET', `/api/v1/namespaces/${namespace}/pods/${name}`);
-    return p.body.status?.phase === 'Running';
+    return p.body.status?.conditions?.some((cond: { type: string; status: string }) => cond.type === 'Ready' && cond.status === 'True');
   }, 120_000, () => describe(c, namespace));
 }
 

@@ -3,7 +3,8 @@
 // kube-scheduler, containerd + runc, the CNI bridge, the kubelet and kube-proxy (iptables or nftables).
 // The node's address lives on a bridge without ports; pods live on a CNI bridge whose traffic never
 // leaves the machine (no masquerade, a FORWARD drop towards the uplink); the node's resolv.conf names a
-// dnsmasq on the node's address that answers NXDOMAIN but for a few fixed names. Everything the cluster
+// dnsmasq on the node's address that answers NXDOMAIN but for a few fixed names (outside.example,
+// *.bench.test), and a second one beside it serves a stub domain (db.corp.example). Everything the cluster
 // changes on the machine (links, routes, rules, sysctls, mounts, network namespaces, cgroups) is undone
 // at teardown, by pid for every process, even when a check fails. One cluster at a time on a machine:
 // startNodeCluster waits for a lock.
@@ -127,7 +128,7 @@ function uplink(): string | null {
 /** The node's network: its address on a port-less bridge, the Service range routed into it, no way out for pods. */
 function setUpNetwork(host: HostChanges): void {
   host.ip(['link', 'add', NET.nodeBridge, 'type', 'bridge'], ['link', 'del', NET.nodeBridge]);
-  host.ip(['addr', 'add', `${NET.nodeIp}/32`, 'dev', NET.nodeBridge], ['addr', 'del', `${NET.nodeIp}/32`, 'dev', NET.nodeBridge]);
+  for (const address of [NET.nodeIp, NET.stubIp]) host.ip(['addr', 'add', `${address}/32`, 'dev', NET.nodeBridge], ['addr', 'del', `${address}/32`, 'dev', NET.nodeBridge]);
   host.ip(['link', 'set', NET.nodeBridge, 'up'], ['link', 'set', NET.nodeBridge, 'down']);
   // A ClusterIP packet that no rule rewrites stays on this machine instead of taking the default route.
   host.ip(['route', 'add', NET.serviceCidr, 'dev', NET.nodeBridge], ['route', 'del', NET.serviceCidr, 'dev', NET.nodeBridge]);
@@ -141,13 +142,16 @@ function setUpNetwork(host: HostChanges): void {
   host.sysctl('net.bridge.bridge-nf-call-iptables', '1');
 }
 
-/** The node's resolver: NXDOMAIN for every name but a few fixed ones, on the node's address. */
-function startNodeResolver(dir: string): Daemon {
-  const own = join(dir, 'node-dns');
+/**
+ * A resolver on the node's bridge answering NXDOMAIN for every name but `hosts` (and `extra` rules):
+ * the node's own (the world's DNS for the cluster) and a stub domain's server.
+ */
+function startResolver(dir: string, name: string, address: string, hosts: string, extra: string[] = []): Daemon {
+  const own = join(dir, name);
   mkdirSync(own, { recursive: true });
   chmodSync(own, 0o755);
-  writeFileSync(join(own, 'hosts'), '192.0.2.10 outside.example\n', { mode: 0o644 });
-  return startDaemon(DNSMASQ, ['-k', '--conf-file=/dev/null', `--listen-address=${NET.nodeIp}`, '--bind-interfaces', '--port=53', '--no-resolv', '--no-hosts', `--addn-hosts=${join(own, 'hosts')}`, '--local=/#/', `--pid-file=${join(own, 'pid')}`, '--log-facility=-'], join(dir, 'node-dns.log'));
+  writeFileSync(join(own, 'hosts'), hosts, { mode: 0o644 });
+  return startDaemon(DNSMASQ, ['-k', '--conf-file=/dev/null', `--listen-address=${address}`, '--bind-interfaces', '--port=53', '--no-resolv', '--no-hosts', `--addn-hosts=${join(own, 'hosts')}`, ...extra, '--local=/#/', `--pid-file=${join(own, 'pid')}`, '--log-facility=-'], join(dir, `${name}.log`));
 }
 
 /** The images the manifests name, the pause stand-in and the test pods' images, into containerd. */
@@ -179,7 +183,9 @@ export async function startNodeCluster(t: Test, o: NodeClusterOptions = {}): Pro
 
   setUpNetwork(host);
   writeFileSync(d.resolvConf, `nameserver ${NET.nodeIp}\n`);
-  daemons.nodeDns = startNodeResolver(dir);
+  // outside.example and every name under bench.test exist in the world; db.corp.example only at the stub server.
+  daemons.nodeDns = startResolver(dir, 'node-dns', NET.nodeIp, '192.0.2.10 outside.example\n', ['--address=/bench.test/192.0.2.20']);
+  daemons.stubDns = startResolver(dir, 'stub-dns', NET.stubIp, '192.0.2.30 db.corp.example\n');
 
   const certs = makeCerts(dir, [`IP:${NET.nodeIp}`, `IP:${NET.kubernetesServiceIp}`, 'DNS:kubernetes', 'DNS:kubernetes.default', 'DNS:kubernetes.default.svc', `DNS:kubernetes.default.svc.${NET.domain}`]);
   const token = randomBytes(24).toString('hex');
@@ -279,7 +285,7 @@ async function tearDown(d: NodeDirs, daemons: Record<string, Daemon>, host: Host
   await attempt('mounts', () => unmountUnder(d.root));
   await attempt('pod bridge', () => shQuiet('ip', ['link', 'del', NET.podBridge]));
   await attempt('cgroups', () => removeCgroups(CGROUP_ROOT));
-  for (const name of ['apiserver', 'etcd', 'nodeDns']) await attempt(`stop ${name}`, () => daemons[name]?.stop(5000));
+  for (const name of ['apiserver', 'etcd', 'nodeDns', 'stubDns']) await attempt(`stop ${name}`, () => daemons[name]?.stop(5000));
   problems.push(...host.revert());
   return problems;
 }

@@ -10,6 +10,8 @@ import { repoRoot } from '../../helpers/process.ts';
 /** The node's addresses and ranges. 10.200.0.1 lives on a bridge without ports (no dummy driver here). */
 export const NET = {
   nodeIp: '10.200.0.1',
+  /** A second resolver on the node's bridge, for stub domains: it serves corp.example. */
+  stubIp: '10.200.0.2',
   nodeBridge: 'kdtnode0',
   podBridge: 'kdtcni0',
   podCidr: '10.244.0.0/24',
