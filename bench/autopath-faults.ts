@@ -9,7 +9,6 @@
 // INTERVAL_MS apart. With a baseline checkout (its dist/ built), its kube-dns and dnscache run the
 // same cases in the same run. Writes bench/results/autopath-faults-<date>.{json,md}.
 
-import { spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import type { Socket } from 'node:dgram';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -19,7 +18,8 @@ import { yamlDocs } from '../test/helpers/kubedns.ts';
 import { makeQuery } from '../test/helpers/packets.ts';
 import { freePort } from '../test/helpers/ports.ts';
 import { commitOf, inTempDir, writeResults } from './report.ts';
-import { productionNodeFlags, repoRoot, startKubeDns, stopper, waitForLine } from './servers.ts';
+import { startDnscacheWith } from './dnscache-servers.ts';
+import { repoRoot, startKubeDns } from './servers.ts';
 import type { Running } from './servers.ts';
 import { percentile } from './stats.ts';
 
@@ -57,15 +57,8 @@ async function faultyUpstream(fault: Fault): Promise<{ port: number; close(): vo
 /** dnscache as the manifest runs it in front of kube-dns, its default server `upstreamPort`. */
 async function startCache(dir: string, root: string, kubeDnsPort: number, upstreamPort: number): Promise<Running> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...productionNodeFlags('dnscache'), join(root, 'dist/cmd/dnscache/main.js'), '-k', `--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--no-resolv', '--no-negcache', `--server=/cluster.local/127.0.0.1#${kubeDnsPort}`, `--server=127.0.0.1#${upstreamPort}`, '--add-subnet=32,128', '--log-facility=-', `--pid-file=${join(dir, `dnscache-${port}.pid`)}`], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const stop = stopper(child);
-  try {
-    await waitForLine(child, /listening address=\S+ port=\d+/, 'dnscache');
-    return { name: 'dnscache', port, pid: child.pid!, stop };
-  } catch (err) {
-    await stop();
-    throw err;
-  }
+  const args = ['-k', `--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--no-resolv', '--no-negcache', `--server=/cluster.local/127.0.0.1#${kubeDnsPort}`, `--server=127.0.0.1#${upstreamPort}`, '--add-subnet=32,128', '--log-facility=-', `--pid-file=${join(dir, `dnscache-${port}.pid`)}`];
+  return startDnscacheWith(args, port, [], root);
 }
 
 /** QUERIES first candidates from the pod's address, INTERVAL_MS apart, each timed to its reply. */

@@ -19,7 +19,12 @@ export function cacheArgs(port: number, upstreamPort: number, pidFile: string): 
  */
 export async function startDnscache(dir: string, port: number, upstreamPort: number, nodeFlags: string[] = [], root = repoRoot): Promise<Running> {
   const own = mkdtempSync(join(dir, 'dnscache-'));
-  const child = spawn(process.execPath, [...productionNodeFlags('dnscache'), ...nodeFlags, join(root, 'dist/cmd/dnscache/main.js'), ...cacheArgs(port, upstreamPort, join(own, 'pid'))], {
+  return startDnscacheWith(cacheArgs(port, upstreamPort, join(own, 'pid')), port, nodeFlags, root);
+}
+
+/** dnscache with exactly `args` (listening on `port`), resolved once it listens. */
+export async function startDnscacheWith(args: string[], port: number, nodeFlags: string[] = [], root = repoRoot): Promise<Running> {
+  const child = spawn(process.execPath, [...productionNodeFlags('dnscache'), ...nodeFlags, join(root, 'dist/cmd/dnscache/main.js'), ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stop = stopper(child);

@@ -24,6 +24,7 @@ import { binariesAvailable, CLUSTER_BINARIES, k8sBin } from '../../e2e/harness/b
 import { makeCerts } from '../../e2e/harness/certs.ts';
 import { logTail, startDaemon } from '../../e2e/harness/daemon.ts';
 import type { Daemon } from '../../e2e/harness/daemon.ts';
+import { apiserverCredentialArgs } from '../../e2e/harness/cluster.ts';
 import { restRequest } from '../../e2e/harness/rest.ts';
 import { HostChanges, sh, shQuiet } from './host.ts';
 import { builtImages, podman } from './image-pod.ts';
@@ -204,14 +205,9 @@ export async function startNodeCluster(t: Test, o: NodeClusterOptions = {}): Pro
     `--bind-address=${NET.nodeIp}`,
     `--advertise-address=${NET.nodeIp}`,
     `--secure-port=${port}`,
-    `--cert-dir=${join(dir, 'apiserver-certs')}`,
-    `--tls-cert-file=${certs.serverCert}`,
-    `--tls-private-key-file=${certs.serverKey}`,
+    ...apiserverCredentialArgs(dir, certs),
     `--service-cluster-ip-range=${NET.serviceCidr}`,
     `--service-account-issuer=https://kubernetes.default.svc.${NET.domain}`,
-    `--service-account-key-file=${certs.saKey}`,
-    `--service-account-signing-key-file=${certs.saKey}`,
-    `--token-auth-file=${join(dir, 'tokens.csv')}`,
     '--authorization-mode=Node,RBAC',
     '--allow-privileged=true',
     '--kubelet-preferred-address-types=InternalIP',

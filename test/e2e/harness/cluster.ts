@@ -89,20 +89,27 @@ async function etcdHealthy(url: string): Promise<boolean> {
   return res.ok && ((await res.json()) as { health?: string }).health === 'true';
 }
 
+/** kube-apiserver's certificates, ServiceAccount keys and static tokens, all under `dir`. */
+export function apiserverCredentialArgs(dir: string, certs: ClusterCerts): string[] {
+  return [
+    `--cert-dir=${join(dir, 'apiserver-certs')}`,
+    `--tls-cert-file=${certs.serverCert}`,
+    `--tls-private-key-file=${certs.serverKey}`,
+    `--service-account-key-file=${certs.saKey}`,
+    `--service-account-signing-key-file=${certs.saKey}`,
+    `--token-auth-file=${join(dir, 'tokens.csv')}`,
+  ];
+}
+
 function apiserverArgs(dir: string, port: number, etcdUrl: string, certs: ClusterCerts): string[] {
   return [
     `--etcd-servers=${etcdUrl}`,
     '--bind-address=127.0.0.1',
     `--secure-port=${port}`,
-    `--cert-dir=${join(dir, 'apiserver-certs')}`,
-    `--tls-cert-file=${certs.serverCert}`,
-    `--tls-private-key-file=${certs.serverKey}`,
+    ...apiserverCredentialArgs(dir, certs),
     // Dual-stack Service ranges, so tests can make IPv4, IPv6 and dual-stack ClusterIPs.
     `--service-cluster-ip-range=${serviceCIDRs}`,
     `--service-account-issuer=https://127.0.0.1:${port}`,
-    `--service-account-key-file=${certs.saKey}`,
-    `--service-account-signing-key-file=${certs.saKey}`,
-    `--token-auth-file=${join(dir, 'tokens.csv')}`,
     '--authorization-mode=RBAC',
     // No controller-manager creates the default ServiceAccounts this admission plugin insists on.
     '--disable-admission-plugins=ServiceAccount',
