@@ -7,6 +7,9 @@ import { clusterCanRun, startNodeCluster } from './harness/cluster.ts';
 import { deployAddon } from './harness/addon.ts';
 import { runE2eSpecs } from './harness/e2e-specs.ts';
 
+// A cluster takes minutes and runs one at a time (the harness's lock): past tap's per-file timeout.
+t.setTimeout(25 * 60_000);
+
 const FOCUS = '\\[sig-network\\] DNS';
 const SKIP = 'Provider:GCE|\\[Serial\\]|\\[Disruptive\\]|\\[Feature:';
 

@@ -4,7 +4,7 @@
 // The node's address lives on a bridge without ports; pods live on a CNI bridge whose traffic never
 // leaves the machine (no masquerade, a FORWARD drop towards the uplink); the node's resolv.conf names a
 // dnsmasq on the node's address that answers NXDOMAIN but for a few fixed names (outside.example,
-// *.bench.test), and a second one beside it serves a stub domain (db.corp.example). Everything the cluster
+// BENCH_NAMES), and a second one beside it serves a stub domain (db.corp.example). Everything the cluster
 // changes on the machine (links, routes, rules, sysctls, mounts, network namespaces, cgroups) is undone
 // at teardown, by pid for every process, even when a check fails. One cluster at a time on a machine:
 // startNodeCluster waits for a lock.
@@ -26,7 +26,7 @@ import { logTail, startDaemon } from '../../e2e/harness/daemon.ts';
 import type { Daemon } from '../../e2e/harness/daemon.ts';
 import { apiserverCredentialArgs } from '../../e2e/harness/cluster.ts';
 import { restRequest } from '../../e2e/harness/rest.ts';
-import { HostChanges, sh, shQuiet } from './host.ts';
+import { HostChanges, inCgroup, killMatching, makeCgroups, removeCgroups, removeCommented, removeKubeChains, sh, shQuiet, unmountUnder } from './host.ts';
 import { builtImages, podman } from './image-pod.ts';
 import { NET, nodeDirs, PAUSE_IMAGE, writeCniConfig, writeContainerdConfig, writeKubeconfig, writeKubeletConfig, writeKubeProxyConfig } from './node-config.ts';
 import type { NodeDirs, ProxyMode } from './node-config.ts';
@@ -46,6 +46,9 @@ export interface NodeCluster {
   kubectl(args: string[], timeoutMs?: number): Promise<string>;
   proxyMode: ProxyMode;
 }
+
+/** Names the world's DNS answers with 192.0.2.20, each for a test to ask once (a miss at every cache). */
+export const BENCH_NAMES = ['glibc', 'musl'].flatMap((libc) => Array.from({ length: 10 }, (_, i) => `${libc}${i}.bench.test`));
 
 export interface NodeClusterOptions {
   proxyMode?: ProxyMode;
@@ -134,7 +137,7 @@ function setUpNetwork(host: HostChanges): void {
   // A ClusterIP packet that no rule rewrites stays on this machine instead of taking the default route.
   host.ip(['route', 'add', NET.serviceCidr, 'dev', NET.nodeBridge], ['route', 'del', NET.serviceCidr, 'dev', NET.nodeBridge]);
   const out = uplink();
-  if (out !== null) host.iptablesInsert('FORWARD', ['-s', NET.clusterCidr, '-o', out, '-j', 'DROP', '-m', 'comment', '--comment', 'kube-dns-ts cluster tier: pods stay on this machine']);
+  if (out !== null) host.iptablesInsert('FORWARD', ['-s', NET.clusterCidr, '-o', out, '-j', 'DROP', '-m', 'comment', '--comment', FORWARD_COMMENT]);
   // What the kubelet and kube-proxy rewrite at start, and what pods on a bridge need.
   for (const name of ['vm.overcommit_memory', 'kernel.panic', 'kernel.panic_on_oops', 'net.ipv4.conf.all.route_localnet', 'net.ipv4.vs.conntrack', 'net.netfilter.nf_conntrack_max']) {
     if (existsSync(`/proc/sys/${name.replaceAll('.', '/')}`)) host.sysctl(name);
@@ -169,10 +172,12 @@ async function importImages(d: NodeDirs, images: string[]): Promise<void> {
 export async function startNodeCluster(t: Test, o: NodeClusterOptions = {}): Promise<NodeCluster> {
   const proxyMode = o.proxyMode ?? 'iptables';
   await lock(t);
-  const dir = mkdtempSync(join(tmpdir(), 'kdt-cluster-'));
+  const swept = sweepLeftovers();
+  if (swept.length > 0) t.comment(`swept what a killed cluster run left: ${swept.join('; ')}`);
+  const dir = mkdtempSync(join(tmpdir(), CLUSTER_DIR_PREFIX));
   chmodSync(dir, 0o755);
   const d = nodeDirs(dir);
-  const host = new HostChanges();
+  const host = new HostChanges(join(dir, SYSCTLS_BEFORE));
   const daemons: Record<string, Daemon> = {};
   const netnsBefore = new Set(netnsList());
   t.teardown(async () => {
@@ -184,8 +189,10 @@ export async function startNodeCluster(t: Test, o: NodeClusterOptions = {}): Pro
 
   setUpNetwork(host);
   writeFileSync(d.resolvConf, `nameserver ${NET.nodeIp}\n`);
-  // outside.example and every name under bench.test exist in the world; db.corp.example only at the stub server.
-  daemons.nodeDns = startResolver(dir, 'node-dns', NET.nodeIp, '192.0.2.10 outside.example\n', ['--address=/bench.test/192.0.2.20']);
+  // outside.example and the BENCH_NAMES exist in the world (from a hosts file, so AAAA is NODATA: a
+  // wildcard --address beside --local=/#/ answers AAAA NXDOMAIN, and musl then takes the name for
+  // missing); db.corp.example only at the stub server.
+  daemons.nodeDns = startResolver(dir, 'node-dns', NET.nodeIp, `192.0.2.10 outside.example\n192.0.2.20 ${BENCH_NAMES.join(' ')}\n`);
   daemons.stubDns = startResolver(dir, 'stub-dns', NET.stubIp, '192.0.2.30 db.corp.example\n');
 
   const certs = makeCerts(dir, [`IP:${NET.nodeIp}`, `IP:${NET.kubernetesServiceIp}`, 'DNS:kubernetes', 'DNS:kubernetes.default', 'DNS:kubernetes.default.svc', `DNS:kubernetes.default.svc.${NET.domain}`]);
@@ -271,10 +278,8 @@ async function tearDown(d: NodeDirs, daemons: Record<string, Daemon>, host: Host
     await sleep(500);
   }
   await attempt('stop containerd', () => daemons.containerd?.stop(5000));
-  await attempt('kill shims', () => killShims(d));
-  await attempt('kube-proxy --cleanup', () => sh(k8sBin('kube-proxy'), ['--cleanup']));
-  await attempt('kube-proxy --cleanup (nftables)', () => sh(k8sBin('kube-proxy'), ['--cleanup', '--proxy-mode=nftables']));
-  await attempt('KUBE- chains', () => removeKubeChains());
+  await attempt('kill shims and containers', () => killContainers(d.root));
+  await attempt('rules', () => removeProxyRules());
   await attempt('network namespaces', () => {
     for (const ns of netnsList()) if (ns.startsWith('cni-') && !netnsBefore.has(ns)) shQuiet('ip', ['netns', 'del', ns]);
   });
@@ -286,78 +291,58 @@ async function tearDown(d: NodeDirs, daemons: Record<string, Daemon>, host: Host
   return problems;
 }
 
-/** containerd's shims for our socket outlive containerd: found by their command line, killed by pid. */
-function killShims(d: NodeDirs): void {
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    let cmdline = '';
-    try {
-      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    } catch {
-      continue;
-    }
-    if (cmdline.includes('containerd-shim') && cmdline.includes(d.containerdSocket)) {
-      try {
-        process.kill(Number(pid), 'SIGKILL');
-      } catch {
-        // gone
-      }
-    }
-  }
+/** containerd's shims for our socket outlive containerd, and the containers outlive a killed shim. */
+function killContainers(root: string): void {
+  killMatching((cmdline) => cmdline.includes('containerd-shim') && cmdline.includes(root));
+  killMatching((_cmdline, pid) => inCgroup(pid, CGROUP_ROOT));
 }
 
-/** Every mount below `root` (the kubelet's volumes, containerd's rootfs mounts), deepest first. */
-function unmountUnder(root: string): void {
-  const mounts = readFileSync('/proc/self/mounts', 'utf8').split('\n').map((l) => l.split(' ')[1]).filter((m) => m !== undefined && m.startsWith(root + '/'));
-  for (const m of mounts.sort((a, b) => b.length - a.length)) shQuiet('umount', ['-l', m]);
+/** kube-proxy's rules in both modes, and any KUBE-* chain left after. */
+function removeProxyRules(): void {
+  shQuiet(k8sBin('kube-proxy'), ['--cleanup']);
+  shQuiet(k8sBin('kube-proxy'), ['--cleanup', '--proxy-mode=nftables']);
+  removeKubeChains();
 }
 
-/** What kube-proxy --cleanup and the kubelet leave: KUBE-* chains and the rules that jump to them. */
-function removeKubeChains(): void {
-  for (const table of ['filter', 'nat', 'mangle']) {
-    const rules = sh('iptables', ['-w', '-t', table, '-S']).split('\n');
-    for (const rule of rules) {
-      if (rule.startsWith('-A ') && / -j KUBE-/.test(rule) && !rule.startsWith('-A KUBE-')) {
-        shQuiet('sh', ['-c', `iptables -w -t ${table} ${rule.replace(/^-A /, '-D ')}`]);
-      }
-    }
-    for (const rule of rules) {
-      const m = /^-N (KUBE-\S+)/.exec(rule);
-      if (m) shQuiet('iptables', ['-w', '-t', table, '-F', m[1]]);
-    }
-    for (const rule of rules) {
-      const m = /^-N (KUBE-\S+)/.exec(rule);
-      if (m) shQuiet('iptables', ['-w', '-t', table, '-X', m[1]]);
-    }
-  }
-}
-
-/** The kubelet's cgroupRoot (node-config.ts), made in every v1 hierarchy: the kubelet does not make it. */
+/** The kubelet's cgroupRoot (node-config.ts): made by the harness in every hierarchy, removed after. */
 const CGROUP_ROOT = 'kube-dns-ts';
+const CLUSTER_DIR_PREFIX = 'kdt-cluster-';
+const SYSCTLS_BEFORE = 'sysctls-before.json';
+const FORWARD_COMMENT = 'kube-dns-ts cluster tier: pods stay on this machine';
 
-function makeCgroups(root: string): void {
-  for (const controller of readdirSync('/sys/fs/cgroup')) {
-    const dir = join('/sys/fs/cgroup', controller, root);
-    if (!existsSync(join('/sys/fs/cgroup', controller, 'cgroup.procs'))) continue;
-    mkdirSync(dir, { recursive: true });
-    // A new cpuset has no CPUs or memory nodes until given its parent's.
-    for (const file of ['cpuset.cpus', 'cpuset.mems']) {
-      const parent = join('/sys/fs/cgroup', controller, file);
-      if (existsSync(parent)) writeFileSync(join(dir, file), readFileSync(parent, 'utf8').trim());
+/**
+ * What a cluster left when its test process was killed before its teardown (a runner's timeout): its
+ * processes (found by their cluster directory on the command line, and the containers by their cgroup),
+ * rules, network namespaces, mounts, links, cgroups and sysctls (their values before, from the file the
+ * run wrote), and the directories. Called under the lock, so no live cluster is touched. Returns what
+ * it found.
+ */
+export function sweepLeftovers(): string[] {
+  const dirs = readdirSync(tmpdir()).filter((name) => name.startsWith(CLUSTER_DIR_PREFIX)).map((name) => join(tmpdir(), name));
+  const found: string[] = [];
+  const killed = killMatching((cmdline) => dirs.some((dir) => cmdline.includes(dir))) + killMatching((_cmdline, pid) => inCgroup(pid, CGROUP_ROOT));
+  if (killed > 0) found.push(`${killed} processes`);
+  const links = sh('ip', ['-o', 'link']);
+  if (killed === 0 && !links.includes(`${NET.nodeBridge}:`) && dirs.length === 0) return found;
+  removeProxyRules();
+  removeCommented('FORWARD', FORWARD_COMMENT);
+  for (const ns of netnsList()) if (ns.startsWith('cni-')) shQuiet('ip', ['netns', 'del', ns]);
+  for (const dir of dirs) unmountUnder(dir);
+  for (const link of [NET.podBridge, NET.nodeBridge]) if (links.includes(`${link}:`)) {
+    shQuiet('ip', ['link', 'del', link]);
+    found.push(link);
+  }
+  removeCgroups(CGROUP_ROOT);
+  for (const dir of dirs) {
+    const record = join(dir, SYSCTLS_BEFORE);
+    if (existsSync(record)) {
+      for (const [name, value] of Object.entries(JSON.parse(readFileSync(record, 'utf8')) as Record<string, string>)) {
+        writeFileSync(`/proc/sys/${name.replaceAll('.', '/')}`, value);
+      }
+      found.push(`sysctls of ${dir}`);
     }
+    rmSync(dir, { recursive: true, force: true });
   }
-}
-
-/** The kubelet's cgroups under `root` in every hierarchy, leaves first. */
-function removeCgroups(root: string): void {
-  for (const controller of readdirSync('/sys/fs/cgroup')) {
-    const top = join('/sys/fs/cgroup', controller, root);
-    if (!existsSync(top)) continue;
-    const dirs: string[] = [];
-    const walk = (p: string) => {
-      dirs.push(p);
-      for (const e of readdirSync(p, { withFileTypes: true })) if (e.isDirectory()) walk(join(p, e.name));
-    };
-    walk(top);
-    for (const p of dirs.reverse()) shQuiet('rmdir', [p]);
-  }
+  if (dirs.length > 0) found.push(`${dirs.length} cluster directories`);
+  return found;
 }
