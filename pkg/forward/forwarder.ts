@@ -23,7 +23,7 @@ export interface ForwarderOptions {
   timeoutMs?: number;
   /** forward() calls allowed to wait at once; more are refused with FORWARD_OVERLOADED. Default 10_000. */
   maxInFlight?: number;
-  /** UDP sockets per address family. Default 8. */
+  /** UDP sockets per upstream. Default 8. */
   udpSockets?: number;
   /** Queries a UDP socket carries before it is replaced by one on a new random port. Default 200. */
   udpSocketUses?: number;
@@ -194,7 +194,8 @@ export class Forwarder {
         if (isTruncated(reply)) {
           fallback = reply; // still tells the client to come back over TCP if nothing better turns up
           this.stats.tcpRetries++;
-          reply = await this.overTcp(out, queryEnd, server, Math.max(2, this.tryTimeout(deadline)));
+          const tcpTimeoutMs = this.tryTimeout(deadline);
+          reply = tcpTimeoutMs > 0 ? await this.overTcp(out, queryEnd, server, tcpTimeoutMs) : null;
           if (this.closed) throw new ForwardError('FORWARD_CLOSED', 'the forwarder was closed');
           if (reply === null) {
             server.unanswered++;

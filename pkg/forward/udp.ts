@@ -11,8 +11,9 @@
 // ECONNREFUSED): a closed upstream port then ends the wait at once instead of after the timeout, the
 // same way dnsmasq and glibc learn it. The kernel also drops datagrams from any other source.
 //
-// Replies are matched on the socket they arrive at by ID; a reply is accepted only from the address
-// and port the query went to, with QR=1 and the same question. Everything else is counted and dropped.
+// Replies are matched on the socket they arrive at by ID (the kernel has already dropped whatever did
+// not come from the socket's upstream); a reply is accepted only with QR=1 and the same question.
+// Everything else is counted and dropped.
 
 import { createSocket } from 'node:dgram';
 import type { RemoteInfo, Socket } from 'node:dgram';
@@ -30,7 +31,6 @@ export interface UdpStats {
 }
 
 interface Pending {
-  server: Upstream;
   query: Uint8Array;
   queryEnd: number;
   timer: NodeJS.Timeout;
@@ -54,7 +54,7 @@ class PooledSocket {
 type Pool = (PooledSocket | undefined)[];
 
 export interface UdpPoolOptions {
-  /** Sockets per address family. */
+  /** Sockets per upstream. */
   size: number;
   /** Queries a socket carries before it is replaced. */
   maxUses: number;
@@ -98,7 +98,6 @@ export class UdpExchanger {
     ps.uses++;
     return new Promise((resolve) => {
       const pending: Pending = {
-        server,
         query,
         queryEnd,
         resolve,
@@ -201,15 +200,11 @@ export class UdpExchanger {
     return ps;
   }
 
+  /** The source needs no check: the kernel delivers to a connected socket only what its server sent. */
   private onMessage(ps: PooledSocket, msg: Buffer, rinfo: RemoteInfo): void {
     const id = msg.length >= 2 ? readId(msg) : -1;
     const pending = ps.pending.get(id);
-    const why =
-      pending === undefined
-        ? 'unknown-id'
-        : rinfo.port !== pending.server.port || rinfo.address !== pending.server.host
-          ? 'source'
-          : replyMismatch(msg, id, pending.query, pending.queryEnd);
+    const why = pending === undefined ? 'unknown-id' : replyMismatch(msg, id, pending.query, pending.queryEnd);
     if (why !== null) {
       this.stats.mismatched++;
       this.log.debug(2, 'ignored a reply that does not match a query', { from: rinfo.address, port: rinfo.port, reason: why });
