@@ -17,7 +17,8 @@ import { join } from 'node:path';
 import { yamlDocs } from '../test/helpers/kubedns.ts';
 import { makeQuery } from '../test/helpers/packets.ts';
 import { freePort } from '../test/helpers/ports.ts';
-import { commitOf, inTempDir, writeResults } from './report.ts';
+import { blackhole } from '../test/helpers/upstreams.ts';
+import { benchScope, commitOf, inTempDir, writeResults } from './report.ts';
 import { startDnscacheWith } from './dnscache-servers.ts';
 import { repoRoot, startKubeDns } from './servers.ts';
 import type { Running } from './servers.ts';
@@ -45,14 +46,6 @@ interface Case {
   outcomes: Record<string, number>;
 }
 
-/** A port that refuses (nothing bound there) or a socket that reads every query and answers none. */
-async function faultyUpstream(fault: Fault): Promise<{ port: number; close(): void }> {
-  if (fault === 'refusing') return { port: await freePort(), close: () => {} };
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', () => resolve()));
-  socket.on('message', () => {});
-  return { port: socket.address().port, close: () => socket.close() };
-}
 
 /** dnscache as the manifest runs it in front of kube-dns, its default server `upstreamPort`. */
 async function startCache(dir: string, root: string, kubeDnsPort: number, upstreamPort: number): Promise<Running> {
@@ -89,9 +82,11 @@ async function ask(port: number, tag: string): Promise<{ ms: number[]; outcomes:
 }
 
 async function runCase(dir: string, build: { name: string; root: string }, fault: Fault, autopath: boolean): Promise<Case> {
-  const upstream = await faultyUpstream(fault);
+  const scope = benchScope();
   const running: Running[] = [];
   try {
+    // A port that refuses (nothing bound there), or the tests' socket that reads every query and answers none.
+    const upstream = { port: fault === 'refusing' ? await freePort() : (await blackhole(scope.t)).port };
     const kd = await startKubeDns(dir, join(dir, 'cluster.yaml'), [autopath ? '--autopath' : '--autopath=false', `--nameservers=127.0.0.1:${upstream.port}`], build.root);
     running.push(kd);
     const cache = await startCache(dir, build.root, kd.port, upstream.port);
@@ -102,7 +97,7 @@ async function runCase(dir: string, build: { name: string; root: string }, fault
     return c;
   } finally {
     for (const s of running.reverse()) await s.stop();
-    upstream.close();
+    await scope.close();
   }
 }
 

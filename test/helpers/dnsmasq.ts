@@ -42,9 +42,9 @@ export function dnsmasqReadableDir(prefix: string): string {
   return dir;
 }
 
-/** dnsmasq serving `hostsFile` on 127.0.0.1:`port` and nothing else, in the foreground, logging to stderr. */
-export function dnsmasqHostsArgs(port: number, hostsFile: string, pidFile: string, extra: string[] = []): string[] {
-  return ['--keep-in-foreground', '--conf-file=/dev/null', `--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--no-resolv', '--no-hosts', `--addn-hosts=${hostsFile}`, `--pid-file=${pidFile}`, '--log-facility=-', ...extra];
+/** dnsmasq serving `hostsFile` on `address` (127.0.0.1):`port` and nothing else, in the foreground, logging to stderr. */
+export function dnsmasqHostsArgs(port: number, hostsFile: string, pidFile: string, extra: string[] = [], address = '127.0.0.1'): string[] {
+  return ['--keep-in-foreground', '--conf-file=/dev/null', `--port=${port}`, `--listen-address=${address}`, '--bind-interfaces', '--no-resolv', '--no-hosts', `--addn-hosts=${hostsFile}`, `--pid-file=${pidFile}`, '--log-facility=-', ...extra];
 }
 
 /** One dnsmasq process: its pid once it has read `hostsFile`, or its log if it stopped first. */

@@ -1,21 +1,21 @@
 // The addon deployed as manifests/README.md tells users to (rbac.yaml, then kube-dns.yaml with only
 // the placeholders replaced), and pods to ask it from.
 
+import { eventually } from '../../helpers/eventually.ts';
 import { readManifest, README_VALUES } from '../../e2e/harness/manifests.ts';
 import type { KubeObject } from '../../e2e/harness/manifests.ts';
 import { CLIENT_IMAGE } from './cluster.ts';
 import type { NodeCluster } from './cluster.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `probe` until it returns something truthy; throws `what` with `explain()`'s text on time out. */
-export async function waitFor<T>(what: string, probe: () => Promise<T>, ms: number, explain: () => Promise<string> = async () => ''): Promise<NonNullable<T>> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe().catch(() => null);
-    if (v) return v as NonNullable<T>;
-    if (Date.now() > end) throw new Error(`not ${what} within ${ms} ms\n${await explain().catch((e) => String(e))}`);
-    await sleep(500);
+/**
+ * `eventually` for the cluster: every 500 ms, a probe's error counts as not yet (a pod still starting),
+ * and a time out says what `explain()` finds.
+ */
+export async function waitFor(what: string, probe: () => Promise<unknown>, ms: number, explain: () => Promise<string> = async () => ''): Promise<void> {
+  try {
+    await eventually(() => probe().catch(() => null), what, ms, 500);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n${await explain().catch((e) => String(e))}`);
   }
 }
 

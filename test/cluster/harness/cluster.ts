@@ -18,25 +18,25 @@ import { promisify } from 'node:util';
 import type { Test } from 'tap';
 import { freePort } from '../../helpers/ports.ts';
 import { repoRoot } from '../../helpers/process.ts';
-import { DNSMASQ } from '../../helpers/dnsmasq.ts';
+import { DNSMASQ, dnsmasqHostsArgs } from '../../helpers/dnsmasq.ts';
 import { Applier } from '../../e2e/harness/apply.ts';
 import { binariesAvailable, CLUSTER_BINARIES, k8sBin } from '../../e2e/harness/binaries.ts';
 import { makeCerts } from '../../e2e/harness/certs.ts';
-import { logTail, startDaemon } from '../../e2e/harness/daemon.ts';
+import { startDaemon } from '../../e2e/harness/daemon.ts';
 import type { Daemon } from '../../e2e/harness/daemon.ts';
-import { apiserverCredentialArgs } from '../../e2e/harness/cluster.ts';
+import { apiserverCredentialArgs, etcdHealthy, startEtcd, waitUntil } from '../../e2e/harness/cluster.ts';
+import { writeKubeconfig } from '../../e2e/harness/kubeconfig.ts';
 import { restRequest } from '../../e2e/harness/rest.ts';
 import { HostChanges, inCgroup, killMatching, makeCgroups, removeCgroups, removeCommented, removeKubeChains, sh, shQuiet, unmountUnder } from './host.ts';
 import { builtImages, podman } from './image-pod.ts';
-import { NET, nodeDirs, PAUSE_IMAGE, writeCniConfig, writeContainerdConfig, writeKubeconfig, writeKubeletConfig, writeKubeProxyConfig } from './node-config.ts';
+import { NET, nodeDirs, PAUSE_IMAGE, writeCniConfig, writeContainerdConfig, writeKubeletConfig, writeKubeProxyConfig } from './node-config.ts';
 import type { NodeDirs, ProxyMode } from './node-config.ts';
 
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface NodeCluster {
-  /** https://10.200.0.1:<port> */
-  url: string;
+  /** Its files: configs, logs, data (kept after a failing test). */
   dir: string;
   /** A kubeconfig with the admin token (system:masters). */
   kubeconfig: string;
@@ -44,7 +44,6 @@ export interface NodeCluster {
   apply(yamlOrObjects: string | object[]): Promise<void>;
   /** `kubectl <args>` against the cluster; resolves with stdout, rejects with stderr. */
   kubectl(args: string[], timeoutMs?: number): Promise<string>;
-  proxyMode: ProxyMode;
 }
 
 /** Names the world's DNS answers with 192.0.2.20, each for a test to ask once (a miss at every cache). */
@@ -111,18 +110,6 @@ async function lock(t: Test): Promise<void> {
   }
 }
 
-/** Polls `probe` until it holds; on time out throws with the daemons' log tails. */
-async function until(what: string, probe: () => Promise<boolean>, ms: number, daemons: Daemon[]): Promise<void> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const dead = daemons.find((d) => !d.running());
-    if (dead) throw new Error(`${dead.name} exited (${await dead.exited}) before ${what}; ${dead.logFile}:\n${logTail(dead.logFile)}`);
-    if (await probe().catch(() => false)) return;
-    if (Date.now() > end) throw new Error(`not ${what} within ${ms} ms:\n${daemons.map((d) => `--- ${d.logFile}\n${logTail(d.logFile, 15)}`).join('\n')}`);
-    await sleep(250);
-  }
-}
-
 /** The uplink: the interface of the default route, which pods must never reach past. */
 function uplink(): string | null {
   const m = /dev (\S+)/.exec(sh('ip', ['-o', 'route', 'show', 'default']));
@@ -147,15 +134,15 @@ function setUpNetwork(host: HostChanges): void {
 }
 
 /**
- * A resolver on the node's bridge answering NXDOMAIN for every name but `hosts` (and `extra` rules):
+ * A resolver on the node's bridge answering NXDOMAIN for every name but `hosts`:
  * the node's own (the world's DNS for the cluster) and a stub domain's server.
  */
-function startResolver(dir: string, name: string, address: string, hosts: string, extra: string[] = []): Daemon {
+function startResolver(dir: string, name: string, address: string, hosts: string): Daemon {
   const own = join(dir, name);
   mkdirSync(own, { recursive: true });
   chmodSync(own, 0o755);
   writeFileSync(join(own, 'hosts'), hosts, { mode: 0o644 });
-  return startDaemon(DNSMASQ, ['-k', '--conf-file=/dev/null', `--listen-address=${address}`, '--bind-interfaces', '--port=53', '--no-resolv', '--no-hosts', `--addn-hosts=${join(own, 'hosts')}`, ...extra, '--local=/#/', `--pid-file=${join(own, 'pid')}`, '--log-facility=-'], join(dir, `${name}.log`));
+  return startDaemon(DNSMASQ, dnsmasqHostsArgs(53, join(own, 'hosts'), join(own, 'pid'), ['--local=/#/'], address), join(dir, `${name}.log`));
 }
 
 /** The images the manifests name, the pause stand-in and the test pods' images, into containerd. */
@@ -199,16 +186,15 @@ export async function startNodeCluster(t: Test, o: NodeClusterOptions = {}): Pro
   const token = randomBytes(24).toString('hex');
   writeFileSync(join(dir, 'tokens.csv'), `${token},kdt-admin,kdt-admin,"system:masters"\n`, { mode: 0o600 });
 
-  const etcdPort = await freePort();
-  const etcdPeer = await freePort();
-  const etcdUrl = `http://127.0.0.1:${etcdPort}`;
-  daemons.etcd = startDaemon(k8sBin('etcd'), ['--name=kdt', `--data-dir=${join(dir, 'etcd')}`, `--listen-client-urls=${etcdUrl}`, `--advertise-client-urls=${etcdUrl}`, `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`, `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`, `--initial-cluster=kdt=http://127.0.0.1:${etcdPeer}`, '--unsafe-no-fsync', '--log-level=warn'], join(dir, 'etcd.log'));
+  const etcd = await startEtcd(dir);
+  daemons.etcd = etcd.daemon;
+  await waitUntil([etcd.daemon], 'etcd healthy', () => etcdHealthy(etcd.url));
 
   const port = await freePort();
   const url = `https://${NET.nodeIp}:${port}`;
   mkdirSync(join(dir, 'apiserver-certs'));
   daemons.apiserver = startDaemon(k8sBin('kube-apiserver'), [
-    `--etcd-servers=${etcdUrl}`,
+    `--etcd-servers=${etcd.url}`,
     `--bind-address=${NET.nodeIp}`,
     `--advertise-address=${NET.nodeIp}`,
     `--secure-port=${port}`,
@@ -222,29 +208,29 @@ export async function startNodeCluster(t: Test, o: NodeClusterOptions = {}): Pro
   ], join(dir, 'kube-apiserver.log'));
   const ca = readFileSync(certs.caFile, 'utf8');
   const request = (method: string, path: string, body?: unknown) => restRequest({ url, ca }, method, path, token, body);
-  await until('the API server ready', async () => (await request('GET', '/readyz')).status === 200, 90_000, [daemons.etcd, daemons.apiserver]);
+  await waitUntil([daemons.etcd, daemons.apiserver], 'the API server ready', async () => (await request('GET', '/readyz')).status === 200);
 
-  const kubeconfig = writeKubeconfig(join(dir, 'admin.kubeconfig'), url, certs.caFile, token);
+  const kubeconfig = writeKubeconfig(join(dir, 'admin.kubeconfig'), url, certs.caFile, token, 'kdt');
   daemons.controllerManager = startDaemon(k8sBin('kube-controller-manager'), [`--kubeconfig=${kubeconfig}`, `--service-account-private-key-file=${certs.saKey}`, `--root-ca-file=${certs.caFile}`, '--use-service-account-credentials=false', '--leader-elect=false', '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`, `--cert-dir=${join(dir, 'kcm-certs')}`], join(dir, 'kube-controller-manager.log'));
   daemons.scheduler = startDaemon(k8sBin('kube-scheduler'), [`--kubeconfig=${kubeconfig}`, '--leader-elect=false', '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`, `--cert-dir=${join(dir, 'scheduler-certs')}`], join(dir, 'kube-scheduler.log'));
 
   writeCniConfig(d);
   daemons.containerd = startDaemon('/usr/bin/containerd', ['--config', writeContainerdConfig(d)], join(dir, 'containerd.log'));
-  await until('containerd serving', async () => (await run('ctr', ['--address', d.containerdSocket, 'version'])).stdout.includes('Server'), 30_000, [daemons.containerd]);
+  await waitUntil([daemons.containerd], 'containerd serving', async () => (await run('ctr', ['--address', d.containerdSocket, 'version'])).stdout.includes('Server'), 30_000);
   const images = [...Object.keys(builtImages()!), PAUSE_IMAGE, ...TEST_IMAGES];
   await importImages(d, images);
 
   makeCgroups(CGROUP_ROOT);
   daemons.kubelet = startDaemon(k8sBin('kubelet'), [`--config=${writeKubeletConfig(d, { port: await freePort(), healthzPort: await freePort() })}`, `--kubeconfig=${kubeconfig}`, `--node-ip=${NET.nodeIp}`, `--hostname-override=${NET.nodeName}`, `--root-dir=${d.kubeletRoot}`, `--cert-dir=${join(d.kubeletRoot, 'pki')}`], join(dir, 'kubelet.log'));
   daemons.kubeProxy = startDaemon(k8sBin('kube-proxy'), [`--config=${writeKubeProxyConfig(d, proxyMode, kubeconfig, { healthzPort: await freePort(), metricsPort: await freePort() })}`], join(dir, 'kube-proxy.log'));
-  await until('the node Ready', async () => {
+  await waitUntil(Object.values(daemons), 'the node Ready', async () => {
     const node = await request('GET', `/api/v1/nodes/${NET.nodeName}`);
     return node.status === 200 && node.body.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True');
-  }, 120_000, Object.values(daemons));
+  }, 120_000);
 
   const applier = new Applier((method, path, body) => request(method, path, body));
   const kubectl = async (args: string[], timeoutMs = 60_000) => (await run(k8sBin('kubectl'), [`--kubeconfig=${kubeconfig}`, ...args], { timeout: timeoutMs, maxBuffer: 16 << 20 })).stdout;
-  return { url, dir, kubeconfig, request, apply: (objs) => applier.apply(objs), kubectl, proxyMode };
+  return { dir, kubeconfig, request, apply: (objs) => applier.apply(objs), kubectl };
 }
 
 const VERSION = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;

@@ -14,14 +14,14 @@ import type { Test } from 'tap';
 import { only, readManifest, README_VALUES } from '../../e2e/harness/manifests.ts';
 import type { KubeObject } from '../../e2e/harness/manifests.ts';
 import { repoRoot } from '../../helpers/process.ts';
+import { cacheRoot } from '../../e2e/harness/binaries.ts';
 
 const run = promisify(execFile);
 
 /** podman's configuration for this machine (test/cluster/images/containers.conf: rlimits root may set). */
 export const PODMAN_ENV = { ...process.env, CONTAINERS_CONF: join(repoRoot, 'test/cluster/images/containers.conf') };
-const CACHE_ROOT = process.env.KUBE_DNS_TS_CACHE ?? join(process.env.HOME ?? '/root', '.cache/kube-dns-ts');
 /** What test/cluster/images/build.sh built: tag → Dockerfile, bytes, seconds. */
-export const IMAGES_REPORT = process.env.IMAGES_REPORT ?? join(CACHE_ROOT, 'images/report.json');
+export const IMAGES_REPORT = process.env.IMAGES_REPORT ?? join(cacheRoot(), 'images/report.json');
 
 export interface BuiltImage {
   dockerfile: string;

@@ -167,16 +167,3 @@ export function writeKubeProxyConfig(d: NodeDirs, mode: ProxyMode, kubeconfig: s
   }, null, 2));
   return path;
 }
-
-/** A kubeconfig for `token` at `server`, trusting `caFile`. */
-export function writeKubeconfig(path: string, server: string, caFile: string, token: string): string {
-  writeFileSync(path, JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'kdt', cluster: { server, 'certificate-authority': caFile } }],
-    users: [{ name: 'kdt', user: { token } }],
-    contexts: [{ name: 'kdt', context: { cluster: 'kdt', user: 'kdt' } }],
-    'current-context': 'kdt',
-  }, null, 2), { mode: 0o600 });
-  return path;
-}

@@ -9,9 +9,13 @@ export const k8sVersion = 'v1.36.3';
 
 export const buildScript = 'test/e2e/harness/build-binaries.sh';
 
+/** Where the test tools are cached: $KUBE_DNS_TS_CACHE, or ~/.cache/kube-dns-ts (the build scripts agree). */
+export function cacheRoot(): string {
+  return process.env.KUBE_DNS_TS_CACHE || join(homedir(), '.cache', 'kube-dns-ts');
+}
+
 export function binDir(): string {
-  const root = process.env.KUBE_DNS_TS_CACHE || join(homedir(), '.cache', 'kube-dns-ts');
-  return join(root, `k8s-${k8sVersion}`, 'bin');
+  return join(cacheRoot(), `k8s-${k8sVersion}`, 'bin');
 }
 
 /** A binary build-binaries.sh builds (`--cluster` for all but kube-apiserver and etcd). */

@@ -17,6 +17,7 @@ import { DaemonError, logTail, startDaemon } from './daemon.ts';
 import type { Daemon } from './daemon.ts';
 import { manifestText, RBAC_MANIFESTS } from './manifests.ts';
 import { restRequest } from './rest.ts';
+import { writeKubeconfig } from './kubeconfig.ts';
 
 export { binariesAvailable } from './binaries.ts';
 
@@ -50,22 +51,27 @@ class ClusterError extends DaemonError {}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Polls `probe` until it is true; throws with the daemon's log tail if the daemon dies or time runs out. */
-async function waitUntil(daemon: Daemon, what: string, probe: () => Promise<boolean>): Promise<void> {
-  const until = Date.now() + readyTimeoutMs;
+/**
+ * Polls `probe` until it is true (an error counts as not yet); throws with the daemons' log tails when
+ * one of them exits first or time runs out.
+ */
+export async function waitUntil(daemons: Daemon[], what: string, probe: () => Promise<boolean>, ms = readyTimeoutMs): Promise<void> {
+  const until = Date.now() + ms;
   for (;;) {
-    if (!daemon.running()) {
-      throw new ClusterError('E2E_ERR_STARTUP', `${daemon.name} exited (${await daemon.exited}) before ${what}; log ${daemon.logFile}:\n${logTail(daemon.logFile)}`);
+    const dead = daemons.find((d) => !d.running());
+    if (dead !== undefined) {
+      throw new ClusterError('E2E_ERR_STARTUP', `${dead.name} exited (${await dead.exited}) before ${what}; log ${dead.logFile}:\n${logTail(dead.logFile)}`);
     }
     if (await probe().catch(() => false)) return;
     if (Date.now() > until) {
-      throw new ClusterError('E2E_ERR_STARTUP', `${daemon.name}: not ${what} within ${readyTimeoutMs} ms; log ${daemon.logFile}:\n${logTail(daemon.logFile)}`);
+      throw new ClusterError('E2E_ERR_STARTUP', `not ${what} within ${ms} ms:\n${daemons.map((d) => `--- ${d.logFile}\n${logTail(d.logFile, 15)}`).join('\n')}`);
     }
     await sleep(100);
   }
 }
 
-async function startEtcd(dir: string): Promise<{ daemon: Daemon; url: string }> {
+/** etcd on free loopback ports, its data under `dir`; wait for it with etcdHealthy. */
+export async function startEtcd(dir: string): Promise<{ daemon: Daemon; url: string }> {
   const clientPort = await freePort();
   const peerPort = await freePort();
   const url = `http://127.0.0.1:${clientPort}`;
@@ -84,7 +90,7 @@ async function startEtcd(dir: string): Promise<{ daemon: Daemon; url: string }> 
   return { daemon, url };
 }
 
-async function etcdHealthy(url: string): Promise<boolean> {
+export async function etcdHealthy(url: string): Promise<boolean> {
   const res = await fetch(`${url}/health`);
   return res.ok && ((await res.json()) as { health?: string }).health === 'true';
 }
@@ -144,7 +150,7 @@ export async function startCluster(t: Test): Promise<TestCluster> {
 
   const etcd = await startEtcd(dir);
   daemons.etcd = etcd.daemon;
-  await waitUntil(etcd.daemon, 'healthy', () => etcdHealthy(etcd.url));
+  await waitUntil([etcd.daemon], 'healthy', () => etcdHealthy(etcd.url));
 
   const port = await freePort();
   const url = `https://127.0.0.1:${port}`;
@@ -156,9 +162,9 @@ export async function startCluster(t: Test): Promise<TestCluster> {
     if (daemons.apiserver?.running()) return;
     const apiserver = startDaemon(kubeApiserverBin(), args, join(dir, 'kube-apiserver.log'));
     daemons.apiserver = apiserver;
-    await waitUntil(apiserver, 'ready', async () => (await request('GET', '/readyz')).status === 200);
+    await waitUntil([apiserver], 'ready', async () => (await request('GET', '/readyz')).status === 200);
     // The system namespaces are made by a controller that /readyz does not wait for.
-    await waitUntil(apiserver, 'serving kube-system', async () => (await request('GET', '/api/v1/namespaces/kube-system')).status === 200);
+    await waitUntil([apiserver], 'serving kube-system', async () => (await request('GET', '/api/v1/namespaces/kube-system')).status === 200);
   };
   const stopApiServer = async (): Promise<void> => {
     await daemons.apiserver?.stop();
@@ -168,16 +174,7 @@ export async function startCluster(t: Test): Promise<TestCluster> {
   const kubeconfig = (token: string): string => {
     let path = kubeconfigs.get(token);
     if (path) return path;
-    path = join(dir, `kubeconfig-${kubeconfigs.size + 1}.yaml`);
-    // JSON is YAML, and kubeconfig loaders take either.
-    writeFileSync(path, JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: 'e2e', cluster: { server: url, 'certificate-authority': certs.caFile } }],
-      users: [{ name: 'e2e', user: { token } }],
-      contexts: [{ name: 'e2e', context: { cluster: 'e2e', user: 'e2e' } }],
-      'current-context': 'e2e',
-    }, null, 2), { mode: 0o600 });
+    path = writeKubeconfig(join(dir, `kubeconfig-${kubeconfigs.size + 1}.yaml`), url, certs.caFile, token, 'e2e');
     kubeconfigs.set(token, path);
     return path;
   };
