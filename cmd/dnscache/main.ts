@@ -31,8 +31,11 @@ running = dnscache;
 for (const l of listening) log.info('listening', { address: l.address, port: l.port, cacheSize: config.cacheSize });
 if (reloadWanted) dnscache.reload();
 
-// SIGTERM: stop accepting, let queries in flight finish, remove the pid file, exit 0.
-stopOnSignals(log, async () => {
-  await dnscache.stop();
-  if (config.pidFile !== '') rmSync(config.pidFile, { force: true });
+// SIGTERM: stop accepting, let queries in flight finish, remove the pid file, exit 0. No lame duck of
+// its own: dnsmasq has none, and in the pod the nanny keeps it serving through the pod's.
+stopOnSignals(log, {
+  stop: async () => {
+    await dnscache.stop();
+    if (config.pidFile !== '') rmSync(config.pidFile, { force: true });
+  },
 });

@@ -1,7 +1,7 @@
 // dnsmasq-nanny's flags: the original's names (kubernetes/dns cmd/dnsmasq-nanny), our defaults, plus
 // -metricsAddress. Everything after `--` goes to the child unchanged.
 
-import { defineFlags, klogFlags } from '../../pkg/flags/flags.ts';
+import { defineFlags, klogFlags, lameDuckFlag } from '../../pkg/flags/flags.ts';
 import { checkUpstream } from '../../pkg/config/upstream.ts';
 import { programEntry } from '../../pkg/nanny/exec.ts';
 import { parseListenAddress } from '../../pkg/nanny/http.ts';
@@ -34,5 +34,6 @@ export const nannyFlags = defineFlags({
       return typeof r === 'string' ? r : undefined;
     },
   },
+  lameduck: lameDuckFlag('the child answering with /readiness failing'),
   ...klogFlags,
 });

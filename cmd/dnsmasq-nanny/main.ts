@@ -41,8 +41,13 @@ void nanny.crashLoop.then(async (reason) => {
   process.exit(1);
 });
 
-// SIGTERM: to the child, wait for it, clean up; exit 1 only when it did not stop cleanly.
-stopOnSignals(log, async () => {
-  const exit = await nanny.stop();
-  if (!stoppedCleanly(exit)) throw new Error(`the child did not stop cleanly: ${describeExit(exit!)}`);
+// SIGTERM: /readiness 503 with the child still serving for -lameduck; then to the child, wait for it,
+// clean up; exit 1 only when it did not stop cleanly.
+stopOnSignals(log, {
+  lameDuckMs: f.lameduck,
+  lameDuck: () => nanny.lameDuck(),
+  stop: async () => {
+    const exit = await nanny.stop();
+    if (!stoppedCleanly(exit)) throw new Error(`the child did not stop cleanly: ${describeExit(exit!)}`);
+  },
 });

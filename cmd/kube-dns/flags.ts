@@ -1,6 +1,6 @@
 // kube-dns's flags: the original's names and defaults (kubernetes/dns cmd/kube-dns options.go), plus ours.
 
-import { defineFlags, klogFlags } from '../../pkg/flags/flags.ts';
+import { defineFlags, klogFlags, lameDuckFlag } from '../../pkg/flags/flags.ts';
 import { parseByteSize } from '../../pkg/flags/bytes.ts';
 
 const label = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -42,5 +42,6 @@ export const kubeDnsFlags = defineFlags({
     help: 'memory the pre-encoded answers may take (bytes, or with Ki, Mi, Gi); 0 keeps none',
     validate: (v) => (parseByteSize(v) === undefined ? 'must be a size: bytes, or a number with Ki, Mi, Gi, k, M or G' : undefined),
   },
+  lameduck: lameDuckFlag('answering with /readiness failing'),
   ...klogFlags,
 });

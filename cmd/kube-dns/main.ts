@@ -81,5 +81,6 @@ await kubeDns.start().catch((err: Error) => {
   process.exit(1);
 });
 
-// SIGTERM: stop accepting, let in-flight queries finish, exit 0.
-stopOnSignals(log, () => kubeDns.stop());
+// SIGTERM: /readiness 503 and still answering for --lameduck, then stop accepting, let in-flight
+// queries finish, exit 0.
+stopOnSignals(log, { lameDuckMs: f.lameduck, lameDuck: () => kubeDns.lameDuck(), stop: () => kubeDns.stop() });

@@ -58,7 +58,7 @@ const stopAll = async () => {
   stopping = true;
   if (!(await pod.close())) throw new Error('a program did not stop cleanly');
 };
-stopOnSignals(log, stopAll);
+stopOnSignals(log, { stop: stopAll });
 
 async function giveUp(reason: string): Promise<never> {
   stopping = true;

@@ -1,7 +1,7 @@
 // The sidecar's flags: the original's names and defaults (kubernetes/dns cmd/sidecar), --version and
 // klog's --v as the original accepts them.
 
-import { defineFlags, klogFlags } from '../../pkg/flags/flags.ts';
+import { defineFlags, klogFlags, lameDuckFlag } from '../../pkg/flags/flags.ts';
 import { ipVersion } from '../../pkg/dns/ip.ts';
 import { parseProbeSpecs } from '../../pkg/sidecar/probe-spec.ts';
 
@@ -42,5 +42,6 @@ export const sidecarFlags = defineFlags({
     validate: (v) => (v === '' || /^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(v) ? undefined : 'must be empty or a metric name prefix ([a-zA-Z_:][a-zA-Z0-9_:]*)'),
   },
   version: { type: 'string', default: 'false', bareValue: 'true', help: 'print the version and exit (true|raw)', validate: (v) => (v === 'raw' || versionTrue.test(v) || versionFalse.test(v) ? undefined : 'must be true, false or raw') },
+  lameduck: lameDuckFlag("probing and serving /healthcheck (the pod's DNS still answers in its lame duck)"),
   ...klogFlags,
 });

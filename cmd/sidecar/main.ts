@@ -37,4 +37,5 @@ const running = await runSidecar({
 });
 log.info('HTTP listening', { address: f['prometheus-addr'], port: running.httpPort, metrics: f['prometheus-path'] });
 
-stopOnSignals(log, () => running.close());
+// SIGTERM: probes and health checks go on for --lameduck (the pod's other programs still answer), then close.
+stopOnSignals(log, { lameDuckMs: f.lameduck, stop: () => running.close() });

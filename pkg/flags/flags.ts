@@ -23,3 +23,4 @@ export { FlagError } from './errors.ts';
 export type { FlagErrorCode } from './errors.ts';
 export { parseDuration, formatDuration } from './duration.ts';
 export { klogFlags } from './klog.ts';
+export { lameDuckFlag, LAME_DUCK_DEFAULT_MS } from './lameduck.ts';

@@ -9,6 +9,8 @@ import type { HttpListening } from '../httpserver/listen.ts';
 
 export interface HttpState {
   isSynced(): boolean;
+  /** SIGTERM came: /readiness fails while DNS still answers (pkg/signals). */
+  isLameDuck(): boolean;
   /** The tree cache as JSON, in the original's shape. */
   cache(): unknown;
   registry: Registry;
@@ -22,11 +24,14 @@ export interface HttpEndpoints {
 type Route = (state: HttpState) => Promise<{ status: number; type: string; body: string }>;
 
 const routes: Record<string, Route> = {
-  // 503 until the first full sync, then 200 "ok" as the original: the Service only routes to a pod that knows the cluster.
+  // 503 until the first full sync, then 200 "ok" as the original (the Service only routes to a pod
+  // that knows the cluster), and 503 again from SIGTERM on (kube-proxy moves the clients away).
   '/readiness': async (s) =>
-    s.isSynced()
-      ? { status: 200, type: 'text/plain', body: 'ok\n' }
-      : { status: 503, type: 'text/plain', body: 'waiting for the first sync of cluster objects\n' },
+    s.isLameDuck()
+      ? { status: 503, type: 'text/plain', body: 'shutting down (lame duck)\n' }
+      : s.isSynced()
+        ? { status: 200, type: 'text/plain', body: 'ok\n' }
+        : { status: 503, type: 'text/plain', body: 'waiting for the first sync of cluster objects\n' },
   '/healthz': async () => ({ status: 200, type: 'text/plain', body: 'ok\n' }),
   '/cache': async (s) => ({ status: 200, type: 'application/json', body: JSON.stringify(s.cache(), null, '\t') }),
   '/metrics': async (s) => ({ status: 200, type: s.registry.contentType, body: await s.registry.metrics() }),

@@ -81,6 +81,7 @@ export class KubeDns {
   private readonly http: HttpEndpoints[] = [];
   private config: KubeDnsConfig;
   private syncWatch: NodeJS.Timeout | undefined;
+  private lameDucking = false;
 
   constructor(o: KubeDnsOptions) {
     this.o = o;
@@ -150,6 +151,11 @@ export class KubeDns {
     }, o.initialSyncTimeoutMs);
     this.syncWatch.unref();
     return { dnsPort: bound.port, httpPort };
+  }
+
+  /** SIGTERM's first step: /readiness fails from now on; DNS answers as before until stop(). */
+  lameDuck(): void {
+    this.lameDucking = true;
   }
 
   /** Stops reading, answers what is in flight, closes every socket. */
@@ -235,7 +241,7 @@ export class KubeDns {
   }
 
   private async serveHttp(port: number): Promise<number> {
-    const http = createHttpEndpoints({ isSynced: () => this.store.hasSynced, cache: () => cacheJSON(this.zone.root, this.zone.domain, this.zone.ttl), registry: this.metrics.registry });
+    const http = createHttpEndpoints({ isSynced: () => this.store.hasSynced, isLameDuck: () => this.lameDucking, cache: () => cacheJSON(this.zone.root, this.zone.domain, this.zone.ttl), registry: this.metrics.registry });
     this.http.push(http);
     return http.listen(this.o.httpBindAddress, port);
   }

@@ -41,6 +41,9 @@ export interface ProgramPlan {
 /** The domain of the example's ServiceEntry hosts, sent to kube-dns like the cluster domain. */
 export const SERVICE_ENTRY_DOMAIN = 'global';
 
+/** On loopback no kube-proxy routes around a stopping program: Ctrl-C and SIGTERM stop the pod at once. */
+export const NO_LAME_DUCK = '--lameduck=0s';
+
 /** How the config dir is polled by kube-dns and the nanny: edits show within a second. */
 const CONFIG_PERIOD = '1s';
 
@@ -56,6 +59,7 @@ export function kubeDnsArgs(o: LocalPodOptions): string[] {
     `--resolv-conf=${o.resolvConf}`,
     // The example's ServiceEntry (document 003's *.test.global) answered by kube-dns itself.
     '--service-entries',
+    NO_LAME_DUCK,
     `--v=${o.verbosity}`,
     `--logging-format=${o.loggingFormat}`,
   ];
@@ -69,6 +73,7 @@ export function nannyArgs(o: LocalPodOptions): string[] {
     `-syncInterval=${CONFIG_PERIOD}`,
     `-kubednsServer=${LOOPBACK}:${o.kubednsPort}`,
     `-metricsAddress=${LOOPBACK}:${o.nannyMetricsPort}`,
+    NO_LAME_DUCK,
     `-v=${o.verbosity}`,
     `-logging-format=${o.loggingFormat}`,
     '--',
@@ -103,6 +108,7 @@ export function sidecarArgs(o: LocalPodOptions): string[] {
     `--prometheus-port=${o.sidecarPort}`,
     `--probe=kubedns,${LOOPBACK}:${o.kubednsPort},${PROBE_NAME},${every},SRV`,
     `--probe=dnsmasq,${LOOPBACK}:${o.dnsPort},${PROBE_NAME},${every},SRV`,
+    NO_LAME_DUCK,
     `--v=${o.verbosity}`,
     `--logging-format=${o.loggingFormat}`,
   ];

@@ -1,5 +1,5 @@
-// -metricsAddress: GET /metrics (Prometheus text) and GET /healthz. node:http, as kube-dns's
-// endpoints: two routes need no framework, and the nanny shares the pod's memory with the forwarder.
+// -metricsAddress: GET /metrics (Prometheus text), /healthz and /readiness (the dnsmasq container's
+// readiness probe). node:http, as kube-dns's endpoints: three routes need no framework, and the nanny shares the pod's memory with the forwarder.
 
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
@@ -22,13 +22,17 @@ export function parseListenAddress(s: string): ListenAddress | string {
   return { host: m[1] ?? m[2], port };
 }
 
-export async function serveMetrics(at: ListenAddress, registry: Registry): Promise<HttpListening> {
+/** `notReady`: why GET /readiness answers 503, or null for 200. */
+export async function serveMetrics(at: ListenAddress, registry: Registry, notReady: () => string | null): Promise<HttpListening> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD' }).end('method not allowed\n');
     } else if (path === '/healthz') {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+    } else if (path === '/readiness') {
+      const why = notReady();
+      res.writeHead(why === null ? 200 : 503, { 'content-type': 'text/plain' }).end(`${why ?? 'ok'}\n`);
     } else if (path === '/metrics') {
       registry.metrics().then(
         (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(req.method === 'HEAD' ? undefined : text),

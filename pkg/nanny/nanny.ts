@@ -55,6 +55,7 @@ export class Nanny {
   private current: ChildPlan | null = null;
   private unresolved = 0;
   private closing = false;
+  private lameDucking = false;
   /** The last command line we were told to restart for and could not (-restartDnsmasq=false). */
   private withheld = '';
   private applying: Promise<void> | null = null;
@@ -97,7 +98,7 @@ export class Nanny {
     const o = this.o;
     if (o.metrics !== null) {
       try {
-        this.endpoint = await serveMetrics(o.metrics, createNannyMetrics(() => this.status()));
+        this.endpoint = await serveMetrics(o.metrics, createNannyMetrics(() => this.status()), () => this.ready());
       } catch (err) {
         await this.resolver.close();
         rmSync(this.dir, { recursive: true, force: true });
@@ -114,6 +115,17 @@ export class Nanny {
     });
     await this.sync();
     return { metricsPort: this.endpoint?.port ?? null };
+  }
+
+  /** SIGTERM's first step: /readiness fails from now on; the child keeps answering until stop(). */
+  lameDuck(): void {
+    this.lameDucking = true;
+  }
+
+  /** Why /readiness fails, or null: ready while a child that said it is ready runs, until the lame duck. */
+  ready(): string | null {
+    if (this.lameDucking) return 'shutting down (lame duck)';
+    return this.supervisor.answering ? null : `${this.o.command.name} is not running`;
   }
 
   /** Stops watching, stops the child (SIGTERM, SIGKILL after 5 s), removes the temp dir; how the child ended. */

@@ -126,6 +126,12 @@ export class Supervisor {
     return this.run !== null && !this.run.ended;
   }
 
+  /** A child that said it is ready runs: the new one, or during a restart beside it the old one. */
+  get answering(): boolean {
+    const serving = (r: Run | null) => r !== null && r.ready && !r.ended;
+    return serving(this.run) || serving(this.retiring);
+  }
+
   get pid(): number | undefined {
     return this.run?.proc.pid;
   }

@@ -1,7 +1,9 @@
-// The one way our programs stop: SIGTERM (the kubelet) or SIGINT (Ctrl-C) runs `stop` once — stop
-// accepting, let work in flight finish — then exits 0, or 1 when stopping failed. A program started
-// by one of our supervisors (the nanny, npm start's launcher) also stops so when that supervisor is
-// gone: Node has no PR_SET_PDEATHSIG, so it watches its parent pid instead.
+// The one way our programs stop. SIGTERM (the kubelet's) first turns the program unready and keeps it
+// serving for its lame-duck time, so kube-proxy moves the clients' flows elsewhere before anything
+// closes; then `stop` — stop accepting, let work in flight finish — and exit 0, or 1 when stopping
+// failed. SIGINT (Ctrl-C at a terminal: nobody routes around a foreground process) and a supervisor
+// that is gone stop at once, also in the middle of a lame duck. A program started by one of our
+// supervisors (the nanny, npm start's launcher) watches its parent pid: Node has no PR_SET_PDEATHSIG.
 
 import type { Logger } from '../log/log.ts';
 
@@ -13,13 +15,23 @@ export const SUPERVISOR_ENV = 'KUBE_DNS_TS_SUPERVISOR';
 /** How often the parent pid is read (one getppid call). */
 const ORPHAN_CHECK_MS = 500;
 
-export function stopOnSignals(log: Logger, stop: () => Promise<void>): void {
+export interface Shutdown {
+  stop(): Promise<void>;
+  /** SIGTERM: how long to keep serving, unready, before `stop`. 0 or absent: none. */
+  lameDuckMs?: number;
+  /** At SIGTERM, before the lame duck: readiness fails from here on. */
+  lameDuck?(): void;
+}
+
+export function stopOnSignals(log: Logger, shutdown: Shutdown): void {
   let stopping = false;
+  let lameDuck: NodeJS.Timeout | null = null;
   const begin = (fields: Record<string, unknown>): void => {
+    if (lameDuck !== null) clearTimeout(lameDuck);
     if (stopping) return;
     stopping = true;
     log.info('shutting down', fields);
-    stop().then(
+    shutdown.stop().then(
       () => process.exit(0),
       (err: Error) => {
         log.error('shutdown failed', { err: err.message });
@@ -27,7 +39,15 @@ export function stopOnSignals(log: Logger, stop: () => Promise<void>): void {
       },
     );
   };
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => begin({ signal }));
+  process.on('SIGTERM', () => {
+    if (stopping || lameDuck !== null) return;
+    const ms = shutdown.lameDuckMs ?? 0;
+    if (ms <= 0) return begin({ signal: 'SIGTERM' });
+    shutdown.lameDuck?.();
+    log.info('lame duck: unready, still serving', { signal: 'SIGTERM', for: `${ms}ms` });
+    lameDuck = setTimeout(() => begin({ signal: 'SIGTERM', after: 'lame duck' }), ms);
+  });
+  process.on('SIGINT', () => begin({ signal: 'SIGINT' }));
   watchSupervisor(() => begin({ reason: 'supervisor gone' }));
 }
 

@@ -6,6 +6,7 @@ import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Test } from 'tap';
 import { OutputLines } from './log-lines.ts';
+import { NO_LAME_DUCK } from '../../pkg/localpod/plan.ts';
 
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -22,9 +23,17 @@ export interface Program {
   exited: Promise<number | null>;
 }
 
-/** One of our programs from source; `wrap` runs it through another command (`ip netns exec <ns>`). */
+/** The programs that keep serving, unready, for --lameduck after SIGTERM (pkg/signals). */
+const LAME_DUCKS = new Set(['kube-dns', 'dnsmasq-nanny', 'sidecar']);
+
+/**
+ * One of our programs from source; `wrap` runs it through another command (`ip netns exec <ns>`).
+ * Tests stop programs with SIGTERM: a program with a lame duck gets none unless `args` set one
+ * (a later flag wins).
+ */
 export function startProgram(t: Test, program: string, args: string[], env: NodeJS.ProcessEnv = {}, wrap: string[] = []): Program {
-  return startCommand(t, [...wrap, process.execPath, `${repoRoot}cmd/${program}/main.ts`, ...args], env, program);
+  const first = LAME_DUCKS.has(program) ? [NO_LAME_DUCK] : [];
+  return startCommand(t, [...wrap, process.execPath, `${repoRoot}cmd/${program}/main.ts`, ...first, ...args], env, program);
 }
 
 /** Any command (`argv[0]` the file), watched and stopped the same way; `name` for messages. */

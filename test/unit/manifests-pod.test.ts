@@ -121,3 +121,21 @@ t.test('sidecar: its probes ask kube-dns and dnscache where they listen, and bac
   }
   t.equal(pod.containers.find((x: any) => x.name === 'kubedns') && only(kubeDns, 'Deployment').spec.template.metadata.annotations['prometheus.io/port'], String(f['prometheus-port']), 'prometheus.io/port is the sidecar\'s');
 });
+
+t.test('rollouts: every container unready within a second of SIGTERM, lame ducks that agree, a grace period past them', async (t) => {
+  const kubedns = kubednsFlagsOf(container('kubedns').args);
+  const { nanny } = dnsmasqFlagsOf(container('dnsmasq').args);
+  const sidecar = sidecarFlagsOf(container('sidecar').args);
+  for (const name of ['kubedns', 'dnsmasq']) {
+    const probe = container(name).readinessProbe;
+    t.ok(probe, `${name} has a readiness probe`);
+    t.equal((probe.periodSeconds ?? 10) * (probe.failureThreshold ?? 3), 1, `${name}: unready at the first probe after SIGTERM, within a second`);
+  }
+  t.equal(container('dnsmasq').readinessProbe.httpGet.path, '/readiness', "the nanny's /readiness");
+  t.equal(container('dnsmasq').readinessProbe.httpGet.port, Number(nanny.metricsAddress.split(':').pop()), 'on -metricsAddress');
+  t.ok(nanny.lameduck >= 5000, `the dnsmasq container answers ${nanny.lameduck} ms after SIGTERM (at least 5 s: kube-proxy's syncs)`);
+  t.ok(kubedns.lameduck > nanny.lameduck, 'kube-dns outlives the cache that forwards to it');
+  t.equal(sidecar.lameduck, kubedns.lameduck, 'the sidecar probes as long as kube-dns answers');
+  const grace = (pod.terminationGracePeriodSeconds ?? 30) * 1000;
+  t.ok(grace >= Math.max(kubedns.lameduck, nanny.lameduck, sidecar.lameduck) + 5000, `SIGKILL (${grace} ms) comes well after every lame duck and drain`);
+});

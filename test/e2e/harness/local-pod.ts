@@ -17,6 +17,7 @@ import { kubeDnsFlags } from '../../../cmd/kube-dns/flags.ts';
 import { nannyFlags } from '../../../cmd/dnsmasq-nanny/flags.ts';
 import { sidecarFlags } from '../../../cmd/sidecar/flags.ts';
 import { defaultConfig } from '../../../pkg/dnscache/args.ts';
+import { NO_LAME_DUCK } from '../../../pkg/localpod/plan.ts';
 
 export interface LocalPodOptions {
   /** kubeconfig kube-dns authenticates with. */
@@ -92,15 +93,16 @@ export async function runPodLocally(t: Test, spec: any, o: LocalPodOptions): Pro
 
     const program = programOf(c.image);
     args.push(...(o.extraArgs?.[program] ?? []));
+    // The manifest's lame duck waits for a kube-proxy that loopback does not have.
     if (program === 'kube-dns') {
-      args.push('--dns-bind-address=127.0.0.1', '--http-bind-address=127.0.0.1', `--healthz-port=${port(kubeDnsFlags['healthz-port'].default)}`, `--kubecfg-file=${o.kubeconfig}`, `--resolv-conf=${noUpstreams}`);
+      args.push(NO_LAME_DUCK, '--dns-bind-address=127.0.0.1', '--http-bind-address=127.0.0.1', `--healthz-port=${port(kubeDnsFlags['healthz-port'].default)}`, `--kubecfg-file=${o.kubeconfig}`, `--resolv-conf=${noUpstreams}`);
     } else if (program === 'dnsmasq-nanny') {
       const dashdash = args.indexOf('--');
-      const nanny = [`-metricsAddress=127.0.0.1:${port(portOfAddress(nannyFlags.metricsAddress.default))}`, `-kubednsServer=127.0.0.1:${port(portOfAddress(nannyFlags.kubednsServer.default))}`];
+      const nanny = [NO_LAME_DUCK, `-metricsAddress=127.0.0.1:${port(portOfAddress(nannyFlags.metricsAddress.default))}`, `-kubednsServer=127.0.0.1:${port(portOfAddress(nannyFlags.kubednsServer.default))}`];
       const child = ['--listen-address=127.0.0.1', `--port=${port(defaultConfig().port)}`, '--no-resolv'];
       args = dashdash < 0 ? [...args, ...nanny, '--', ...child] : [...args.slice(0, dashdash), ...nanny, ...args.slice(dashdash), ...child];
     } else if (program === 'sidecar') {
-      args.push('--prometheus-addr=127.0.0.1', `--prometheus-port=${port(sidecarFlags['prometheus-port'].default)}`);
+      args.push(NO_LAME_DUCK, '--prometheus-addr=127.0.0.1', `--prometheus-port=${port(sidecarFlags['prometheus-port'].default)}`);
     } else {
       throw new Error(`no local run for ${program}`);
     }
