@@ -62,7 +62,7 @@ export async function startClientPod(c: NodeCluster, namespace: string, name: st
   }, 120_000, () => describe(c, namespace));
 }
 
-/** A command in a pod's container; resolves with stdout. */
-export function execIn(c: NodeCluster, namespace: string, pod: string, command: string[]): Promise<string> {
-  return c.kubectl(['-n', namespace, 'exec', pod, '--', ...command]);
+/** A command in a pod's container; resolves with stdout (rejects after `timeoutMs`, default a minute). */
+export function execIn(c: NodeCluster, namespace: string, pod: string, command: string[], timeoutMs?: number): Promise<string> {
+  return c.kubectl(['-n', namespace, 'exec', pod, '--', ...command], timeoutMs);
 }

@@ -51,6 +51,8 @@ export const BENCH_NAMES = ['glibc', 'musl'].flatMap((libc) => Array.from({ leng
 
 export interface NodeClusterOptions {
   proxyMode?: ProxyMode;
+  /** More images from podman's storage for the node (bench/rollout.ts: CoreDNS's). */
+  images?: string[];
 }
 
 /** Tools a cluster needs on the machine, beyond the cached binaries and the images. */
@@ -217,7 +219,7 @@ export async function startNodeCluster(t: Test, o: NodeClusterOptions = {}): Pro
   writeCniConfig(d);
   daemons.containerd = startDaemon('/usr/bin/containerd', ['--config', writeContainerdConfig(d)], join(dir, 'containerd.log'));
   await waitUntil([daemons.containerd], 'containerd serving', async () => (await run('ctr', ['--address', d.containerdSocket, 'version'])).stdout.includes('Server'), 30_000);
-  const images = [...Object.keys(builtImages()!), PAUSE_IMAGE, ...TEST_IMAGES];
+  const images = [...Object.keys(builtImages()!), PAUSE_IMAGE, ...TEST_IMAGES, ...(o.images ?? [])];
   await importImages(d, images);
 
   makeCgroups(CGROUP_ROOT);
