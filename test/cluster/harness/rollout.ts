@@ -43,12 +43,26 @@ export async function prepareLoad(c: NodeCluster, ns: string, pod: string): Prom
   await execIn(c, ns, pod, ['sh', '-c', `printf '${LOAD_NAMES.join('\\n')}\\n' > /tmp/queries`]);
 }
 
+/**
+ * The lookup loop, in bash: a dig (a new process, a new socket) on a fixed schedule for `seconds`;
+ * one line per lookup, `ok` or `fail at <ms>: <what dig said>`.
+ */
+function lookupLoop(shape: LoadShape): string {
+  const gapNs = Math.round(1e9 / shape.lookupsPerSecond);
+  return `
+    i=0; start=$(date +%s%N); end=$(( start + ${shape.seconds} * 1000000000 ))
+    while [ "$(date +%s%N)" -lt "$end" ]; do
+      out=$(dig @${NET.dnsServiceIp} +tries=1 +time=${shape.timeoutS} +short kubernetes.default.svc.cluster.local 2>&1)
+      if [ -n "$out" ] && [[ "$out" != *';;'* ]]; then echo ok; else echo "fail at $(( ($(date +%s%N) - start) / 1000000 ))ms: $(echo $out)"; fi
+      i=$((i + 1)); pause=$(( start + i * ${gapNs} - $(date +%s%N) ))
+      if [ "$pause" -gt 0 ]; then sleep "$((pause / 1000000000)).$(printf %09d $((pause % 1000000000)))"; fi
+    done`;
+}
+
 /** Both clients at once in the pod for `shape.seconds`; resolves when both are done. */
 export async function runLoad(c: NodeCluster, ns: string, pod: string, shape: LoadShape): Promise<LoadResult> {
   const perf = execIn(c, ns, pod, ['dnsperf', '-s', NET.dnsServiceIp, '-d', '/tmp/queries', '-c', String(shape.sockets), '-Q', String(shape.qps), '-l', String(shape.seconds), '-t', String(shape.timeoutS)], (shape.seconds + 30) * 1000);
-  const gap = 1 / shape.lookupsPerSecond;
-  // Each dig is a new process with a new socket; the gap is kept after each, so the rate is at most the one asked.
-  const loop = execIn(c, ns, pod, ['bash', '-c', `start=$(date +%s%N); end=$(( start + ${shape.seconds} * 1000000000 )); while [ "$(date +%s%N)" -lt "$end" ]; do out=$(dig @${NET.dnsServiceIp} +tries=1 +time=${shape.timeoutS} +short kubernetes.default.svc.cluster.local 2>&1); if [ -n "$out" ] && [[ "$out" != *';;'* ]]; then echo ok; else echo "fail at $(( ($(date +%s%N) - start) / 1000000 ))ms: $(echo $out)"; fi; sleep ${gap}; done`], (shape.seconds + 30) * 1000);
+  const loop = execIn(c, ns, pod, ['bash', '-c', lookupLoop(shape)], (shape.seconds + 30) * 1000);
   const [perfOut, loopOut] = await Promise.all([perf, loop]);
   const num = (re: RegExp): number => Number(re.exec(perfOut)?.[1] ?? NaN);
   const lines = loopOut.split('\n').filter((l) => l !== '');
