@@ -14,9 +14,14 @@ import { ServerSet, serverKey } from './servers.ts';
 import type { ServerStats, UpstreamServer } from './servers.ts';
 import { tcpExchange } from './tcp.ts';
 import { UdpExchanger } from './udp.ts';
+import { TcpExchanger } from './tcp-pool.ts';
 import { formatUpstream, normalizeUpstream } from './upstream.ts';
 import type { Upstream } from './upstream.ts';
 import { headerRcode, isTruncated, questionEnd, readId, replyMismatch, writeId } from './wire.ts';
+
+/** forceTcp: connections per upstream, and how long one may sit idle (CoreDNS's forward expires them after 10 s). */
+const TCP_CONNECTIONS = 4;
+const TCP_IDLE_MS = 10_000;
 
 export interface ForwarderOptions {
   /** Per upstream try (UDP, and TCP after truncation). Default 2000, the original's ReadTimeout. */
@@ -27,6 +32,8 @@ export interface ForwarderOptions {
   udpSockets?: number;
   /** Queries a UDP socket carries before it is replaced by one on a new random port. Default 200. */
   udpSocketUses?: number;
+  /** Every query over TCP, on pooled connections (CoreDNS's force_tcp; tcp-pool.ts). Default false. */
+  forceTcp?: boolean;
   log?: Logger;
 }
 
@@ -49,6 +56,8 @@ export interface ForwarderStats {
   socketErrors: number;
   /** forward() calls refused because maxInFlight were already waiting. */
   overloaded: number;
+  /** forceTcp: queries sent again on a new connection because theirs ended under them. */
+  resent: number;
 }
 
 export class Forwarder {
@@ -62,6 +71,7 @@ export class Forwarder {
     serverErrors: 0,
     socketErrors: 0,
     overloaded: 0,
+    resent: 0,
   };
   private readonly timeoutMs: number;
   private readonly maxInFlight: number;
@@ -74,6 +84,8 @@ export class Forwarder {
   private defaultConfig: readonly Upstream[] = [];
   private stubConfig: ReadonlyMap<string, readonly Upstream[]> = new Map();
   private readonly udp: UdpExchanger;
+  /** forceTcp's connections; null without it. */
+  private readonly tcp: TcpExchanger | null;
   private readonly tcpSockets = new Set<Socket>();
   private inFlight = 0;
   private closed = false;
@@ -83,6 +95,7 @@ export class Forwarder {
     this.maxInFlight = opts.maxInFlight ?? 10_000;
     this.log = opts.log ?? createLogger('forward');
     this.udp = new UdpExchanger({ size: opts.udpSockets ?? 8, maxUses: opts.udpSocketUses ?? 200 }, this.stats, this.log);
+    this.tcp = opts.forceTcp ? new TcpExchanger({ size: TCP_CONNECTIONS, idleMs: TCP_IDLE_MS }, this.stats, this.log) : null;
   }
 
   /**
@@ -185,7 +198,7 @@ export class Forwarder {
         if (timeoutMs <= 0) break;
         tried++;
         server.queries++;
-        let reply = await this.udp.exchange(out, queryEnd, server, timeoutMs);
+        let reply = this.tcp !== null ? await this.tcp.exchange(out, queryEnd, server, timeoutMs) : await this.udp.exchange(out, queryEnd, server, timeoutMs);
         if (this.closed) throw new ForwardError('FORWARD_CLOSED', 'the forwarder was closed');
         if (reply === null) {
           server.unanswered++;
@@ -231,6 +244,7 @@ export class Forwarder {
     if (this.closed) return;
     this.closed = true;
     for (const socket of this.tcpSockets) socket.destroy();
+    this.tcp?.close();
     await this.udp.close();
   }
 
@@ -244,6 +258,7 @@ export class Forwarder {
     this.routes.setStubs(stubRoutes);
     this.servers = set.byKey;
     this.udp.keepOnly(this.servers.values());
+    this.tcp?.keepOnly(this.servers.values());
     this.localRoutes = new WeakSet();
     for (const route of [defaultRoute, ...stubRoutes.values()]) if (route.length > 0 && route.every((s) => isLoopback(s.host))) this.localRoutes.add(route);
   }
