@@ -42,6 +42,11 @@ export interface DnscacheConfig {
   minCacheTtl: number;
   /** 0 = no cap. */
   maxCacheTtl: number;
+  /**
+   * --use-stale-cache[=max_expired]: an answer up to this many seconds past its expiry is given (TTL
+   * 30, RFC 8767) when forwarding fails; 0 = never. dnsmasq gives it first and refreshes after.
+   */
+  staleS: number;
   noResolv: boolean;
   resolvFile: string;
   /** --server=ip#port, in order. */
@@ -79,7 +84,8 @@ export class ArgsError extends Error {
   }
 }
 
-type Kind = 'flag' | 'value';
+/** flag: no value; value: `--x=v` or `--x v`; optional: `--x` or `--x=v` (dnsmasq's `--x[=v]`). */
+type Kind = 'flag' | 'value' | 'optional';
 interface OptionSpec {
   kind: Kind;
   apply(c: DnscacheConfig, value: string, name: string): void;
@@ -87,6 +93,9 @@ interface OptionSpec {
 
 /** --cache-bytes unless given: a ceiling well above what --cache-size entries of ordinary answers take. */
 export const DEFAULT_CACHE_BYTES = 16 * 1024 * 1024;
+
+/** --use-stale-cache without a value: a day (dnsmasq: no limit; ours keeps what the cache may hold). */
+export const STALE_DEFAULT_S = 86_400;
 
 /** dnsmasq caps --min-cache-ttl at one hour (TTL_FLOOR_LIMIT). */
 const MIN_CACHE_TTL_LIMIT = 3600;
@@ -159,6 +168,7 @@ const options: Record<string, OptionSpec> = {
   'add-subnet': { kind: 'value', apply: (c, v, n) => (c.addSubnet = addSubnet(n, v)) },
   'reuse-port': { kind: 'flag', apply: (c) => (c.reusePort = true) },
   'no-round-robin': { kind: 'flag', apply: (c) => (c.roundRobin = false) },
+  'use-stale-cache': { kind: 'optional', apply: (c, v, n) => (c.staleS = v === '' ? STALE_DEFAULT_S : Math.max(1, int(n, v))) },
   'no-negcache': { kind: 'flag', apply: (c) => (c.noNegcache = true) },
   'neg-ttl': { kind: 'value', apply: (c, v, n) => (c.negTtl = int(n, v)) },
   'min-cache-ttl': { kind: 'value', apply: (c, v, n) => (c.minCacheTtl = Math.min(int(n, v), MIN_CACHE_TTL_LIMIT)) },
@@ -210,6 +220,7 @@ export function defaultConfig(): DnscacheConfig {
     negTtl: 0,
     minCacheTtl: 0,
     maxCacheTtl: 0,
+    staleS: 0,
     noResolv: false,
     resolvFile: '/etc/resolv.conf',
     servers: [],
@@ -255,6 +266,10 @@ export function parseArgs(argv: readonly string[]): DnscacheConfig {
     }
     const spec = options[name];
     if (spec === undefined) throw new ArgsError(name, `unknown option --${name}`);
+    if (spec.kind === 'optional') {
+      spec.apply(c, value ?? '', name);
+      continue;
+    }
     if (spec.kind === 'flag') {
       if (value !== undefined) throw new ArgsError(name, `--${name} takes no value`);
       spec.apply(c, '', name);

@@ -16,7 +16,17 @@ export interface CachePolicy {
   minCacheTtl: number;
   /** 0 = no cap. */
   maxCacheTtl: number;
+  /** Seconds a negative answer is kept at most (node-cache's `denial` TTL); 0 or absent = no cap. */
+  maxNegTtl?: number;
+  /**
+   * Serve-stale (RFC 8767): seconds past its expiry an answer is still given when the upstream fails
+   * (with TTL STALE_TTL); 0 or absent = never.
+   */
+  staleS?: number;
 }
+
+/** The TTL of a stale answer (RFC 8767 §4: 30 s). */
+export const STALE_TTL = 30;
 
 /** Clamps a TTL by --min-cache-ttl / --max-cache-ttl. */
 export function clampTtl(ttl: number, p: Pick<CachePolicy, 'minCacheTtl' | 'maxCacheTtl'>): number {
@@ -41,7 +51,8 @@ function lifetime(shape: ReplyShape | null, p: CachePolicy): number {
   if (negative) {
     if (p.noNegcache) return 0;
     const ttl = shape.soaNegativeTtl >= 0 ? shape.soaNegativeTtl : p.negTtl;
-    return ttl > 0 ? clampTtl(ttl, p) : 0;
+    const kept = ttl > 0 ? clampTtl(ttl, p) : 0;
+    return p.maxNegTtl ? Math.min(kept, p.maxNegTtl) : kept;
   }
   return clampTtl(shape.minTtl, p);
 }

@@ -14,7 +14,7 @@ import type { Answer, Handler, Query } from '../dns/server.ts';
 import { ForwardError } from '../forward/forward.ts';
 import type { Forwarder } from '../forward/forward.ts';
 import type { Logger } from '../log/log.ts';
-import { prepareForCache, prepareForKeeping, questionKey } from './cache.ts';
+import { prepareForCache, prepareForKeeping, questionKey, STALE_TTL } from './cache.ts';
 import { readTtl, writeTtl } from '../dns/walk.ts';
 import type { CachePolicy } from './cache.ts';
 import type { LoopDetector } from './loop.ts';
@@ -28,6 +28,8 @@ export interface HandlerStats {
   shared: number;
   /** Answered SERVFAIL/REFUSED/FORMERR because forwarding failed. */
   failures: number;
+  /** Answered from an expired reply because forwarding failed (serve-stale). */
+  stale: number;
 }
 
 export interface CachingHandlerOptions {
@@ -54,6 +56,12 @@ interface Forwarded {
   scoped?: boolean;
 }
 
+/** serve-stale: the last good reply to a question and where its TTLs are, kept past its expiry. */
+interface StaleEntry {
+  wire: Uint8Array;
+  ttlOffsets: readonly number[];
+}
+
 /** A reply kept for one asker: its bytes, where its TTLs are, and when it was kept. */
 interface ScopedEntry {
   wire: Uint8Array;
@@ -62,7 +70,7 @@ interface ScopedEntry {
 }
 
 export class CachingHandler {
-  readonly stats: HandlerStats = { forwarded: 0, shared: 0, failures: 0 };
+  readonly stats: HandlerStats = { forwarded: 0, shared: 0, failures: 0, stale: 0 };
   private readonly cache: AnswerCache;
   private readonly policy: CachePolicy;
   private readonly forwarder: Forwarder;
@@ -74,6 +82,8 @@ export class CachingHandler {
   private readonly addSubnet: boolean;
   /** --add-subnet: replies scoped to one asker, by `<asker> <question key>`; null without it or a cache. */
   private readonly scoped: LRUCache<string, ScopedEntry> | null;
+  /** policy.staleS: the last good reply per question, kept until staleS past its expiry; null = off. */
+  private readonly stale: LRUCache<string, StaleEntry> | null;
   /** Questions the cache did not answer (CHAOS and returning loop probes are not questions for it). */
   private misses = 0;
 
@@ -87,6 +97,7 @@ export class CachingHandler {
     this.serversBind = o.serversBind;
     this.addSubnet = o.addSubnet === true;
     this.scoped = this.addSubnet && o.policy.size > 0 ? new LRUCache({ max: o.policy.size }) : null;
+    this.stale = (o.policy.staleS ?? 0) > 0 && o.policy.size > 0 ? new LRUCache({ max: o.policy.size }) : null;
   }
 
   /** dnsmasq's cache statistics: the cache's own counts, and the misses seen here. */
@@ -127,7 +138,7 @@ export class CachingHandler {
     if (this.logQueries) {
       this.log.info('query', { name: q.qname, type: question.type, from: pending !== undefined ? 'shared' : 'forwarded', client: q.remoteAddress });
     }
-    const failed = (err: unknown): Answer => this.failed(q, err);
+    const failed = (err: unknown): Answer => this.failed(q, err, key);
     if (pending !== undefined) {
       this.stats.shared++;
       // The asker that sent the upstream query stores the answer; once is enough.
@@ -168,7 +179,7 @@ export class CachingHandler {
     const query = asker === null ? null : withClientSubnet(q.wire, asker);
     const pending =
       query === null
-        ? this.forwarder.forward(q.wire, q.qname).then((wire) => ({ wire, ttl: prepareForCache(wire, this.policy) }))
+        ? this.forwarder.forward(q.wire, q.qname).then((wire) => this.keptStale(wire, key))
         : this.forwarder.forward(query, q.qname).then((wire) => this.received(wire, key));
     this.inflight.set(key, pending);
     const forget = () => {
@@ -178,7 +189,30 @@ export class CachingHandler {
     return pending;
   }
 
-  private failed(q: Query, err: unknown): Answer {
+  /** An upstream reply readied for the cache, and its copy kept for serve-stale when it is kept at all. */
+  private keptStale(wire: Uint8Array, key: string): Forwarded {
+    if (this.stale === null) return { wire, ttl: prepareForCache(wire, this.policy) };
+    const { ttl, ttlOffsets } = prepareForKeeping(wire, this.policy);
+    if (ttl > 0) this.stale.set(key, { wire: Buffer.from(wire), ttlOffsets }, { ttl: (ttl + this.policy.staleS!) * 1000 });
+    return { wire, ttl };
+  }
+
+  /** The stale reply to a question, every TTL STALE_TTL; null when none is kept. */
+  private staleAnswer(key: string): Answer | null {
+    const e = this.stale?.get(key);
+    if (e === undefined) return null;
+    const wire = Buffer.from(e.wire);
+    for (const off of e.ttlOffsets) writeTtl(wire, off, STALE_TTL);
+    this.stats.stale++;
+    return { wire };
+  }
+
+  private failed(q: Query, err: unknown, key: string): Answer {
+    const stale = this.staleAnswer(key);
+    if (stale !== null) {
+      this.log.debug(1, 'forwarding failed, answered stale', { name: q.qname, err });
+      return stale;
+    }
     this.stats.failures++;
     const code = err instanceof ForwardError ? err.code : 'unknown';
     this.log.debug(1, 'forwarding failed', { name: q.qname, code, err });

@@ -79,6 +79,7 @@ export class DnsCache {
       negTtl: c.negTtl,
       minCacheTtl: c.minCacheTtl,
       maxCacheTtl: c.maxCacheTtl,
+      staleS: c.staleS,
     };
     this.cache = new AnswerCache({ maxEntries: c.cacheSize, maxBytes: c.cacheSize > 0 ? c.cacheBytes : 0 });
     this.handler = new CachingHandler({

@@ -23,6 +23,8 @@ export interface AnswerOptions {
   qr?: boolean;
   name?: string;
   type?: number;
+  /** Of every answer record; default 60. */
+  ttl?: number;
 }
 
 /** A reply to `query` (as an upstream would send it), A records for each address. */
@@ -37,7 +39,7 @@ export function makeAnswer(query: Buffer, opts: AnswerOptions = {}): Buffer {
   const q = req.questions[0];
   res.questions = [new Packet.Question(opts.name ?? q.name, opts.type ?? q.type, q.class)];
   for (const address of opts.addresses ?? []) {
-    res.answers.push(new Packet.Resource({ name: q.name, type: TYPE_A, class: Packet.CLASS.IN, ttl: 60, address }));
+    res.answers.push(new Packet.Resource({ name: q.name, type: TYPE_A, class: Packet.CLASS.IN, ttl: opts.ttl ?? 60, address }));
   }
   return res.toBuffer();
 }

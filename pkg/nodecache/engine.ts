@@ -1,0 +1,93 @@
+// A planned Corefile served with dnscache's engine: per zone a CachingHandler (its cache policy, its
+// own Forwarder with the zone's upstreams, TCP with force_tcp), one answer cache shared by all of them
+// (an entry's lifetime was set by its zone's policy when it was kept), and one DnsServer per address
+// and port the zones bind, routing each query to the longest zone of that listener that holds its name.
+// Every listener binds with SO_REUSEPORT: a new node-cache (a DaemonSet surge) serves beside the old.
+
+import { AnswerCache } from '../dns/answer-cache.ts';
+import { DnsServer } from '../dns/server.ts';
+import type { Handler } from '../dns/server.ts';
+import { CachingHandler } from '../dnscache/handler.ts';
+import type { CachePolicy } from '../dnscache/cache.ts';
+import { LoopDetector } from '../dnscache/loop.ts';
+import { Forwarder } from '../forward/forward.ts';
+import type { Logger } from '../log/log.ts';
+import type { CachePlan, NodeCachePlan, ZonePlan } from './plan.ts';
+
+/** What the shared cache may take in memory, whatever the zones' capacities allow. */
+const CACHE_BYTES = 32 * 1024 * 1024;
+
+export interface ServedZone {
+  plan: ZonePlan;
+  forwarder: Forwarder;
+  handler: CachingHandler;
+  loop: LoopDetector | undefined;
+}
+
+function policyOf(c: CachePlan | null): CachePolicy {
+  if (c === null) return { size: 0, noNegcache: true, negTtl: 0, minCacheTtl: 0, maxCacheTtl: 0, maxNegTtl: 0, staleS: 0 };
+  return { size: c.successCapacity + c.denialCapacity, noNegcache: c.denialTtl === 0, negTtl: c.denialTtl, minCacheTtl: 0, maxCacheTtl: c.successTtl, maxNegTtl: c.denialTtl, staleS: c.staleS };
+}
+
+/** Whether `qname` (lowercase, no trailing dot) is `zone` or below it; '' holds every name. */
+function holds(zone: string, qname: string): boolean {
+  return zone === '' || qname === zone || (qname.endsWith(zone) && qname[qname.length - zone.length - 1] === '.');
+}
+
+/** The handler of one listener: the longest of its zones that holds the name answers. */
+function router(zones: readonly ServedZone[]): Handler {
+  const longestFirst = [...zones].sort((a, b) => b.plan.zone.length - a.plan.zone.length);
+  return (q) => {
+    const name = q.qname.endsWith('.') ? q.qname.slice(0, -1) : q.qname;
+    for (const z of longestFirst) if (holds(z.plan.zone, name)) return z.handler.handle(q);
+    return null; // no zone here holds it: CoreDNS answers REFUSED; a dropped query costs the asker the same retry
+  };
+}
+
+export class ZoneEngine {
+  readonly cache: AnswerCache;
+  readonly zones: ServedZone[];
+  private readonly servers: DnsServer[];
+
+  constructor(plan: NodeCachePlan, log: Logger) {
+    const capacity = plan.zones.reduce((n, z) => n + (z.cache === null ? 0 : z.cache.successCapacity + z.cache.denialCapacity), 0);
+    this.cache = new AnswerCache({ maxEntries: capacity, maxBytes: capacity > 0 ? CACHE_BYTES : 0 });
+    this.zones = plan.zones.map((z) => {
+      const zlog = log.child(z.zone || '.');
+      const forwarder = new Forwarder({ forceTcp: z.forceTcp, log: zlog.child('forward') });
+      forwarder.setUpstreams(z.upstreams);
+      const loop = z.loopDetect ? new LoopDetector(forwarder, zlog.child('loop')) : undefined;
+      const handler = new CachingHandler({ cache: this.cache, policy: policyOf(z.cache), forwarder, log: zlog, logQueries: z.logQueries, loop });
+      return { plan: z, forwarder, handler, loop };
+    });
+    const listeners = new Map<string, { address: string; port: number; zones: ServedZone[] }>();
+    for (const z of this.zones) {
+      for (const address of z.plan.bind.length > 0 ? z.plan.bind : ['0.0.0.0']) {
+        const key = `${address}#${z.plan.port}`;
+        const l = listeners.get(key) ?? { address, port: z.plan.port, zones: [] };
+        l.zones.push(z);
+        listeners.set(key, l);
+      }
+    }
+    this.servers = [...listeners.values()].map((l) => new DnsServer({ handler: router(l.zones), address: l.address, port: l.port, answerCache: this.cache, reusePort: true }));
+  }
+
+  /** Binds every listener (one that fails: all closed, rejects); then the loop probes. */
+  async start(): Promise<{ address: string; port: number }[]> {
+    const bound: { address: string; port: number }[] = [];
+    try {
+      for (const s of this.servers) bound.push(await s.listen());
+    } catch (err) {
+      await this.stop();
+      throw err;
+    }
+    for (const z of this.zones) void z.loop?.probe(z.plan.upstreams).catch(() => undefined);
+    return bound;
+  }
+
+  /** Stops taking queries, answers those in flight, closes every socket. */
+  async stop(): Promise<void> {
+    await Promise.all(this.servers.map((s) => s.close()));
+    await Promise.all(this.zones.map((z) => z.forwarder.close()));
+  }
+}
