@@ -1,0 +1,45 @@
+// node-cache's Prometheus metrics, under the original's names so its dashboards and alerts keep
+// working: coredns_nodecache_setup_errors_total{errortype} (the setup program's), and the served
+// zones' cache and upstream counts under CoreDNS's cache and forward plugin names. Read from the
+// program's own counters when Prometheus scrapes.
+
+import client from 'prom-client';
+import { mirroredCounter, mirroredGauge } from '../metrics/mirror.ts';
+import type { NodeCachePlan } from './plan.ts';
+import type { ZoneEngine } from './engine.ts';
+
+/** The original's error types: the kube-dns ConfigMap, the interface, the rules. */
+export const SETUP_ERRORS = ['configmap', 'interfaceadd', 'iptables'] as const;
+export type SetupErrorType = (typeof SETUP_ERRORS)[number];
+
+export interface NodeCacheReadings {
+  readonly setupErrors: ReadonlyMap<SetupErrorType, number>;
+  readonly served: NodeCachePlan | null;
+  readonly serving: ZoneEngine | null;
+}
+
+/** CoreDNS's `zones` label: the zone with its trailing dot. */
+const fqdn = (zone: string) => `${zone}.`.replace(/^\.$/, '.');
+
+export function createNodeCacheMetrics(read: NodeCacheReadings): client.Registry {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry });
+  mirroredCounter(registry, { name: 'coredns_nodecache_setup_errors_total', help: 'The number of errors during periodic network setup for node-cache', labelNames: ['errortype'] }, () =>
+    SETUP_ERRORS.map((e) => [{ errortype: e }, read.setupErrors.get(e) ?? 0]),
+  );
+  const zones = () => read.serving?.zones ?? [];
+  mirroredCounter(registry, { name: 'coredns_cache_misses_total', help: 'The count of cache misses.', labelNames: ['zones'] }, () =>
+    zones().map((z) => [{ zones: fqdn(z.plan.zone) }, z.handler.counters().misses]),
+  );
+  mirroredCounter(registry, { name: 'coredns_cache_served_stale_total', help: 'The number of requests served from stale cache entries.', labelNames: ['zones'] }, () =>
+    zones().map((z) => [{ zones: fqdn(z.plan.zone) }, z.handler.stats.stale]),
+  );
+  mirroredGauge(registry, { name: 'coredns_cache_entries', help: 'The number of elements in the cache (every zone shares one).' }, () => [[{}, read.serving?.cache.size ?? 0]]);
+  // Several zones may forward to one upstream (the template's three cluster zones): one series per upstream.
+  mirroredCounter(registry, { name: 'coredns_forward_requests_total', help: 'Counter of requests made per upstream.', labelNames: ['to'] }, () => {
+    const byUpstream = new Map<string, number>();
+    for (const z of zones()) for (const s of z.forwarder.serverStats()) byUpstream.set(`${s.server.host}:${s.server.port}`, (byUpstream.get(`${s.server.host}:${s.server.port}`) ?? 0) + s.queries);
+    return [...byUpstream].map(([to, n]) => [{ to }, n] as const);
+  });
+  return registry;
+}

@@ -1,0 +1,207 @@
+// node-cache as the DaemonSet runs it, in a network namespace of the test's own (its loopback, its
+// netfilter tables): the upstream template's Corefile, -localip 169.254.20.10 and the kube-dns
+// ClusterIP, kube-dns (the real program) as the upstream Service on 127.0.0.1:53 reached over TCP,
+// a real dnsmasq as the node's resolver. The interface (a bridge here: this kernel has no dummy
+// driver) and the NOTRACK/ACCEPT rules, iptables and nftables; answers through both addresses;
+// the kube-dns ConfigMap's stubDomains merged; teardown; a Corefile line it cannot serve.
+
+import t from 'tap';
+import type { Test } from 'tap';
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { parseDig } from '../helpers/dig.ts';
+import type { DigResult } from '../helpers/dig.ts';
+import { DNSMASQ, dnsmasqHostsArgs, dnsmasqReadableDir } from '../helpers/dnsmasq.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { service, yamlDocs } from '../helpers/kubedns.ts';
+import { netnsCanRun, podNetwork } from '../helpers/netns.ts';
+import { startCommand, startProgram } from '../helpers/process.ts';
+import type { Program } from '../helpers/process.ts';
+
+const run = promisify(execFile);
+const LOCAL = '169.254.20.10';
+const CLUSTER_IP = '10.96.0.10';
+
+/** Kubernetes' nodelocaldns.yaml Corefile with the operator's pillars replaced (iptables mode: both addresses). */
+const TEMPLATE = `cluster.local:53 {
+    errors
+    cache {
+            success 9984 30
+            denial 9984 5
+    }
+    reload
+    loop
+    bind ${LOCAL} ${CLUSTER_IP}
+    forward . __PILLAR__CLUSTER__DNS__ {
+            force_tcp
+    }
+    prometheus :9253
+    health ${LOCAL}:8080
+    }
+in-addr.arpa:53 {
+    errors
+    cache 30
+    reload
+    loop
+    bind ${LOCAL} ${CLUSTER_IP}
+    forward . __PILLAR__CLUSTER__DNS__ {
+            force_tcp
+    }
+    prometheus :9253
+    }
+.:53 {
+    errors
+    cache 30
+    reload
+    loop
+    bind ${LOCAL} ${CLUSTER_IP}
+    forward . __PILLAR__UPSTREAM__SERVERS__
+    prometheus :9253
+    }
+`;
+
+interface Node {
+  netns: string;
+  dir: string;
+  exec: (argv: string[]) => Promise<string>;
+  dig: (server: string, name: string, extra?: string[]) => Promise<DigResult>;
+}
+
+/** The namespace, kube-dns on 127.0.0.1:53 (a Service web), and dnsmasq on 127.0.0.2:53 (the world: www.example.org). */
+async function node(t: Test): Promise<Node> {
+  const { dns: netns } = podNetwork(t, []);
+  const wrap = ['ip', 'netns', 'exec', netns];
+  const dir = dnsmasqReadableDir('kdt-node-cache-');
+  writeFileSync(join(dir, 'cluster.yaml'), yamlDocs(service('default', 'web', 'clusterIP: 10.96.0.5\nports:\n- {name: http, port: 80}')));
+  writeFileSync(join(dir, 'hosts'), '192.0.2.40 www.example.org\n192.0.2.41 db.acme.local\n');
+  writeFileSync(join(dir, 'empty-resolv.conf'), '');
+  const kubeDns = startProgram(t, 'kube-dns', [`--cluster-file=${join(dir, 'cluster.yaml')}`, '--dns-bind-address=127.0.0.1', '--dns-port=53', '--http-bind-address=127.0.0.1', '--healthz-port=0', `--resolv-conf=${join(dir, 'empty-resolv.conf')}`], {}, wrap);
+  await kubeDns.waitFor(/initial sync done/);
+  const world = startCommand(t, [...wrap, DNSMASQ, ...dnsmasqHostsArgs(53, join(dir, 'hosts'), join(dir, 'dnsmasq.pid'), [], '127.0.0.2')], {}, 'dnsmasq');
+  await world.waitFor(/read .*hosts - 2 names/);
+  const exec = async (argv: string[]) => (await run(argv[0], argv.slice(1), { timeout: 20_000 }).catch((e) => ({ stdout: `${e.stdout ?? ''}${e.stderr ?? ''}` }))).stdout;
+  return {
+    netns,
+    dir,
+    exec: (argv) => exec([...wrap, ...argv]),
+    dig: async (server, name, extra = []) => parseDig(await exec([...wrap, 'dig', `@${server}`, '+tries=1', '+time=3', name, ...extra])),
+  };
+}
+
+/** node-cache in the namespace as the manifest runs it; resolves once it serves. `path`: its PATH (nftables: one without iptables). */
+async function nodeCache(t: Test, n: Node, extra: string[] = [], base = TEMPLATE, path?: string): Promise<Program> {
+  writeFileSync(join(n.dir, 'Corefile.base'), base);
+  mkdirSync(join(n.dir, 'kube-dns'), { recursive: true });
+  writeFileSync(join(n.dir, 'resolv.conf'), 'nameserver 127.0.0.2\n');
+  const env = { KUBE_DNS_UPSTREAM_SERVICE_HOST: '127.0.0.1', ...(path ? { PATH: path } : {}) };
+  return startProgram(t, 'node-cache', [
+    '-localip', `${LOCAL},${CLUSTER_IP}`,
+    '-conf', join(n.dir, 'Corefile'),
+    '-upstreamsvc', 'kube-dns-upstream',
+    `-basecorefile=${join(n.dir, 'Corefile.base')}`,
+    `-corefile=${join(n.dir, 'Corefile')}`,
+    `-kubednscm=${join(n.dir, 'kube-dns')}`,
+    `-resolvconf=${join(n.dir, 'resolv.conf')}`,
+    '-metrics-listen-address=127.0.0.1:9353',
+    ...extra,
+  ], env, ['ip', 'netns', 'exec', n.netns]);
+}
+
+const addresses = (r: DigResult) => r.answer.filter((a) => a.type === 'A').map((a) => a.data);
+
+t.test('iptables: interface, rules, answers through both addresses over TCP to kube-dns, teardown', async (t) => {
+  if (!netnsCanRun(t)) return;
+  const n = await node(t);
+  const nc = await nodeCache(t, n);
+  await nc.waitFor(/DNS listening address=169\.254\.20\.10 port=53/);
+  t.match(await n.exec(['ip', '-o', 'addr', 'show', 'dev', 'nodelocaldns']), new RegExp(`inet ${LOCAL}/32.*\\n.*inet ${CLUSTER_IP}/32`), 'the interface holds both addresses');
+  const raw = await n.exec(['iptables', '-t', 'raw', '-S']);
+  const filter = await n.exec(['iptables', '-t', 'filter', '-S']);
+  for (const ip of [LOCAL, CLUSTER_IP]) {
+    for (const proto of ['udp', 'tcp']) {
+      t.match(raw, `-A PREROUTING -d ${ip}/32 -p ${proto} -m ${proto} --dport 53 -m comment --comment "NodeLocal DNS Cache: skip conntrack" -j NOTRACK`, `raw PREROUTING ${ip} ${proto}`);
+      t.match(raw, `-A OUTPUT -s ${ip}/32 -p ${proto} -m ${proto} --sport 53 -m comment --comment "NodeLocal DNS Cache: skip conntrack" -j NOTRACK`);
+      t.match(filter, `-A INPUT -d ${ip}/32 -p ${proto} -m ${proto} --dport 53 -m comment --comment "NodeLocal DNS Cache: skip conntrack" -j ACCEPT`);
+    }
+    t.match(raw, `-A OUTPUT -d ${ip}/32 -p tcp -m tcp --dport 8080 -m comment --comment "NodeLocal DNS Cache: skip conntrack" -j NOTRACK`, 'the health port');
+  }
+  t.equal((raw + filter).split('\n').filter((l) => l.includes('NodeLocal DNS Cache')).length, 24, "the original's 12 rules per address");
+
+  for (const server of [LOCAL, CLUSTER_IP]) {
+    t.same(addresses(await n.dig(server, 'web.default.svc.cluster.local')), ['10.96.0.5'], `a Service through ${server}`);
+    t.same(addresses(await n.dig(server, 'www.example.org')), ['192.0.2.40'], `a name of the world through ${server}`);
+  }
+  t.equal((await n.dig(LOCAL, 'nosuch.default.svc.cluster.local')).status, 'NXDOMAIN');
+  t.match(await n.exec(['ss', '-tn', 'state', 'established', 'dst', '127.0.0.1:53']), /127\.0\.0\.1:53/, 'kube-dns is asked over TCP (force_tcp)');
+  t.match(readFileSync(join(n.dir, 'Corefile'), 'utf8'), /forward \. 127\.0\.0\.1 \{\n\s+force_tcp/, 'the rendered Corefile names the upstream Service');
+  t.equal(await n.exec(['curl', '-s', `http://${LOCAL}:8080/health`]), 'OK', 'health on the Corefile address');
+  t.match(await n.exec(['curl', '-s', 'http://127.0.0.1:9353/metrics']), /coredns_nodecache_setup_errors_total\{errortype="iptables"\} 0/);
+  t.match(await n.exec(['curl', '-s', 'http://127.0.0.1:9253/metrics']), /coredns_forward_requests_total\{to="127\.0\.0\.1:53"\} [1-9]/);
+
+  // Rules another agent already flushed are no error at teardown.
+  await n.exec(['iptables', '-t', 'raw', '-F', 'PREROUTING']);
+  nc.child.kill('SIGTERM');
+  t.equal(await nc.exited, 0);
+  t.notMatch(await n.exec(['iptables-save']), /NodeLocal DNS Cache/, 'rules removed at exit');
+  t.match(await n.exec(['ip', 'link', 'show', 'dev', 'nodelocaldns']), /does not exist/, 'interface removed at exit');
+});
+
+t.test('-syncinterval repairs what was removed; -skipteardown leaves everything', async (t) => {
+  if (!netnsCanRun(t)) return;
+  const n = await node(t);
+  const nc = await nodeCache(t, n, ['-syncinterval=1s', '-skipteardown']);
+  await nc.waitFor(/DNS listening/);
+  await n.exec(['iptables', '-t', 'raw', '-F', 'PREROUTING']);
+  await n.exec(['ip', 'addr', 'del', `${LOCAL}/32`, 'dev', 'nodelocaldns']);
+  await eventually(async () => (await n.exec(['iptables', '-t', 'raw', '-S', 'PREROUTING'])).includes(LOCAL) && (await n.exec(['ip', 'addr', 'show', 'dev', 'nodelocaldns'])).includes(LOCAL), 'repaired', 5000, 200);
+  t.same(addresses(await n.dig(LOCAL, 'web.default.svc.cluster.local')), ['10.96.0.5'], 'answering again');
+  nc.child.kill('SIGTERM');
+  t.equal(await nc.exited, 0);
+  t.match(await n.exec(['iptables-save']), /NodeLocal DNS Cache/, 'rules kept');
+  t.match(await n.exec(['ip', 'addr', 'show', 'dev', 'nodelocaldns']), LOCAL, 'interface kept');
+});
+
+t.test('nftables where the node has no iptables', async (t) => {
+  if (!netnsCanRun(t)) return;
+  const n = await node(t);
+  const bin = join(n.dir, 'bin');
+  mkdirSync(bin);
+  for (const tool of ['ip', 'nft']) symlinkSync(`/usr/sbin/${tool}`, join(bin, tool));
+  const nc = await nodeCache(t, n, [], TEMPLATE, `${bin}:/usr/bin:/bin`);
+  await nc.waitFor(/rules added kind=nftables/);
+  const table = await n.exec(['nft', 'list', 'table', 'inet', 'node-local-dns']);
+  t.match(table, /hook prerouting priority raw/);
+  t.match(table, new RegExp(`ip daddr ${LOCAL.replaceAll('.', '\\.')} udp dport 53 notrack comment "NodeLocal DNS Cache: skip conntrack"`));
+  t.equal(table.split('\n').filter((l) => l.includes('comment "NodeLocal')).length, 24);
+  t.same(addresses(await n.dig(LOCAL, 'web.default.svc.cluster.local')), ['10.96.0.5']);
+  nc.child.kill('SIGTERM');
+  t.equal(await nc.exited, 0);
+  t.match(await n.exec(['nft', 'list', 'table', 'inet', 'node-local-dns']), /No such file or directory/, 'the table removed at exit');
+});
+
+t.test("the kube-dns ConfigMap's stubDomains: served from the start, and when added while it runs", async (t) => {
+  if (!netnsCanRun(t)) return;
+  const n = await node(t);
+  mkdirSync(join(n.dir, 'kube-dns'), { recursive: true });
+  writeFileSync(join(n.dir, 'kube-dns', 'stubDomains'), '{"acme.local": ["127.0.0.2"]}');
+  const nc = await nodeCache(t, n);
+  await nc.waitFor(/DNS listening/);
+  t.same(addresses(await n.dig(LOCAL, 'db.acme.local')), ['192.0.2.41'], 'a stub domain to its server');
+  t.match(readFileSync(join(n.dir, 'Corefile'), 'utf8'), /acme\.local:53 \{\n {4}errors\n {4}cache 30\n {4}bind 169\.254\.20\.10 10\.96\.0\.10\n {4}forward \. 127\.0\.0\.2\n\}/);
+  // The kubelet swaps a ConfigMap volume's files whole; the ConfigMap is read every 10 s.
+  writeFileSync(join(n.dir, 'kube-dns', '.stubDomains.tmp'), '{"acme.local": ["127.0.0.2"], "example.org": ["127.0.0.2"]}');
+  execFileSync('mv', [join(n.dir, 'kube-dns', '.stubDomains.tmp'), join(n.dir, 'kube-dns', 'stubDomains')]);
+  await nc.waitFor(/serving the new Corefile zones=.*example\.org/, 15_000);
+  t.same(addresses(await n.dig(LOCAL, 'www.example.org')), ['192.0.2.40'], 'the new block answers');
+  t.same(addresses(await n.dig(LOCAL, 'web.default.svc.cluster.local')), ['10.96.0.5'], 'and the rest as before');
+});
+
+t.test('a Corefile line node-cache cannot serve: exit 1 naming it', async (t) => {
+  if (!netnsCanRun(t)) return;
+  const n = await node(t);
+  const nc = await nodeCache(t, n, [], TEMPLATE.replace('    reload\n', '    reload\n    rewrite name foo bar\n'));
+  t.equal(await nc.exited, 1);
+  t.match(nc.output(), /cannot start err="Corefile line 8: the plugin `rewrite` is not served by node-cache/);
+});
