@@ -11,11 +11,14 @@ export interface HttpListening {
   close(): Promise<void>;
 }
 
-/** Listens on host:port ('' = every address); rejects with the bind error (EADDRINUSE...). */
-export function listenHttp(server: Server, host: string, port: number): Promise<HttpListening> {
+/**
+ * Listens on host:port ('' = every address); rejects with the bind error (EADDRINUSE...). `reusePort`:
+ * SO_REUSEPORT, so a successor process binds beside this one (node-cache's DaemonSet surge).
+ */
+export function listenHttp(server: Server, host: string, port: number, reusePort = false): Promise<HttpListening> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host === '' ? undefined : host, () => {
+    server.listen({ port, host: host === '' ? undefined : host, reusePort }, () => {
       server.off('error', reject);
       resolve({
         port: (server.address() as AddressInfo).port,

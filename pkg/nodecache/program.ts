@@ -4,7 +4,9 @@
 // the old one drains (SO_REUSEPORT: no query lost); the setup metrics, and the Corefile's prometheus
 // and health endpoints. stop() drains and, unless -skipteardown, takes the rules and interface away.
 
+import { createSocket } from 'node:dgram';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { createServer } from 'node:http';
 import { ConfigDirWatcher } from '../config/config.ts';
 import type { KubeDnsConfig } from '../config/config.ts';
@@ -90,6 +92,11 @@ export class NodeCache {
     await this.engine?.stop();
     for (const h of this.http) await h.close();
     if (this.o.skipTeardown) return;
+    // A successor (the DaemonSet's surge pod) already serves beside us: the interface and rules are its now.
+    if (await portTaken(this.o.localIps[0], this.o.dnsPort)) {
+      this.log.info('another node-cache serves the local address: leaving the interface and rules to it', { address: this.o.localIps[0], port: this.o.dnsPort });
+      return;
+    }
     await this.firewall?.remove().catch((err: Error) => this.log.error('cannot remove the rules', { err: err.message }));
     if (this.o.setupInterface) await removeLink(this.o.interfaceName).catch((err: Error) => this.log.error('cannot remove the interface', { err: err.message }));
   }
@@ -199,10 +206,23 @@ export class NodeCache {
         );
       });
       const { host, port } = splitAddress(address);
-      this.http.push(await listenHttp(server, host, port));
+      // Beside a successor's during a DaemonSet surge, as the DNS listeners are.
+      this.http.push(await listenHttp(server, host, port, true));
       this.log.info('HTTP listening', { address: host || '*', port, paths: [...paths.keys()].join(',') });
     }
   }
+}
+
+/** Whether a socket other than ours holds ip:port (UDP): a plain bind beside it fails with EADDRINUSE. */
+function portTaken(ip: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createSocket(isIP(ip) === 6 ? 'udp6' : 'udp4');
+    probe.once('error', (err: NodeJS.ErrnoException) => {
+      probe.close();
+      resolve(err.code === 'EADDRINUSE');
+    });
+    probe.bind({ address: ip, port, exclusive: true }, () => probe.close(() => resolve(false)));
+  });
 }
 
 /** host:port, :port, [v6]:port; `localhost` as CoreDNS binds it. */

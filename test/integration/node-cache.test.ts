@@ -205,3 +205,30 @@ t.test('a Corefile line node-cache cannot serve: exit 1 naming it', async (t) =>
   t.equal(await nc.exited, 1);
   t.match(nc.output(), /cannot start err="Corefile line 8: the plugin `rewrite` is not served by node-cache/);
 });
+
+t.test('a successor beside it (a DaemonSet surge): the old one exits without tearing down, no query lost', async (t) => {
+  if (!netnsCanRun(t)) return;
+  const n = await node(t);
+  const old = await nodeCache(t, n);
+  await old.waitFor(/HTTP listening .*port=8080/);
+  const successor = await nodeCache(t, n);
+  await successor.waitFor(/HTTP listening .*port=8080/);
+  t.pass('the successor binds DNS, health and metrics beside the old one (SO_REUSEPORT)');
+  writeFileSync(join(n.dir, 'queries'), 'web.default.svc.cluster.local A\nwww.example.org A\n');
+  const load = n.exec(['dnsperf', '-s', LOCAL, '-d', join(n.dir, 'queries'), '-l', '4', '-Q', '1000', '-c', '20', '-t', '2']);
+  await new Promise((r) => setTimeout(r, 1000));
+  old.child.kill('SIGTERM');
+  t.equal(await old.exited, 0);
+  t.match(old.output(), /another node-cache serves the local address: leaving the interface and rules to it/);
+  const perf = await load;
+  const lost = Number(/Queries lost:\s+(\d+)/.exec(perf)?.[1]);
+  const sent = Number(/Queries sent:\s+(\d+)/.exec(perf)?.[1]);
+  t.ok(sent >= 3000, `dnsperf sent ${sent}`);
+  t.equal(lost, 0, 'no query lost while the old one stopped');
+  t.match(await n.exec(['iptables', '-t', 'raw', '-S']), /NodeLocal DNS Cache/, 'rules still there');
+  t.match(await n.exec(['ip', 'addr', 'show', 'dev', 'nodelocaldns']), LOCAL, 'interface still there');
+  t.same(addresses(await n.dig(LOCAL, 'web.default.svc.cluster.local')), ['10.96.0.5'], 'the successor answers');
+  successor.child.kill('SIGTERM');
+  t.equal(await successor.exited, 0);
+  t.notMatch(await n.exec(['iptables-save']), /NodeLocal DNS Cache/, 'the last one out tears down');
+});
