@@ -1,4 +1,4 @@
-// The three images built from the unchanged Dockerfiles (test/cluster/images/build.sh, npm test's
+// The images built from the unchanged Dockerfiles (test/cluster/images/build.sh, npm test's
 // pretest) and run as manifests/kube-dns.yaml runs them: the pod's three containers in one network
 // namespace, as uid 65532 with read-only roots, no privilege escalation and every capability dropped
 // but dnscache's NET_BIND_SERVICE; asked from a pod-like client namespace with the kubelet's
@@ -24,6 +24,8 @@ import { buildResolvers } from '../helpers/resolvers.ts';
 const run = promisify(execFile);
 const VERSION = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version as string;
 const TAGS = ['kube-dns', 'dnsmasq-nanny', 'sidecar'].map((name) => `kube-dns-ts/${name}:${VERSION}`);
+/** optional/node-local-dns.yaml's: root, on Debian's node (its Dockerfile says why). */
+const NODE_CACHE = `kube-dns-ts/node-cache:${VERSION}`;
 
 /** A directory uid 65532 can read (as dnsmasq's dropped user can), removed after the test. */
 function readableDir(t: Test, prefix: string): string {
@@ -61,10 +63,12 @@ async function httpFrom(client: ClientPod, port: number, path: string): Promise<
   return { status: Number(stdout.slice(at + 1)), body: stdout.slice(0, at) };
 }
 
-t.test('the three images, built from the Dockerfiles as they are', async (t) => {
+t.test('the four images, built from the Dockerfiles as they are', async (t) => {
   if (!imagesCanRun(t)) return;
   const built = builtImages()!;
-  t.same(Object.keys(built).sort(), [...TAGS].sort(), 'one image per Dockerfile');
+  t.same(Object.keys(built).sort(), [...TAGS, NODE_CACHE].sort(), 'one image per Dockerfile');
+  const nodeCache = JSON.parse(podman(['image', 'inspect', '--format', '{{json .Config}}', NODE_CACHE]));
+  t.same([nodeCache.User, nodeCache.Entrypoint[0]], ['0:0', '/usr/local/bin/node'], `${NODE_CACHE}: root, Debian's node`);
   for (const tag of TAGS) {
     const config = JSON.parse(podman(['image', 'inspect', '--format', '{{json .Config}}', tag]));
     t.equal(config.User, '65532:65532', `${tag}: runs as 65532 without being told`);

@@ -12,7 +12,7 @@ import { answers, dig } from '../helpers/dig.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startKubeDns } from '../helpers/kubedns.ts';
 import { runPodLocally } from './harness/local-pod.ts';
-import { only, readManifest } from './harness/manifests.ts';
+import { only, readManifest, README_VALUES } from './harness/manifests.ts';
 
 const CRD = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -80,7 +80,7 @@ t.test('the whole pod from the manifest: a ServiceEntry host through dnscache, s
   await cluster.apply(CRD);
   await eventually(async () => (await cluster.request('GET', '/apis/networking.istio.io/v1alpha3/serviceentries')).status === 200, 'the CRD served', 20_000);
   await cluster.apply(entry('127.255.0.2'));
-  const deployment = only(readManifest('kube-dns.yaml', { domain: 'cluster.local', server: '10.0.0.10', memoryLimit: '256Mi' }), 'Deployment', 'kube-dns');
+  const deployment = only(readManifest('kube-dns.yaml', { ...README_VALUES, server: '10.0.0.10' }), 'Deployment', 'kube-dns');
   const pod = await runPodLocally(t, deployment.spec.template.spec, {
     kubeconfig: cluster.kubeconfig(cluster.kubeDnsToken),
     extraArgs: { 'kube-dns': ['--service-entries'] },

@@ -17,7 +17,7 @@ import { eventually } from '../helpers/eventually.ts';
 const WAIT = 30_000;
 // Not the README's values: a domain other than cluster.local shows it reaches all three containers, and
 // the cluster IP must be inside the harness's service range (10.0.0.0/24).
-const values: PlaceholderValues = { domain: 'cluster.e2e', server: '10.0.0.10', memoryLimit: '256Mi' };
+const values: PlaceholderValues = { domain: 'cluster.e2e', server: '10.0.0.10', memoryLimit: '256Mi', localDns: '169.254.20.10' };
 
 if (e2eCanRun(t)) {
   const cluster = await startCluster(t);

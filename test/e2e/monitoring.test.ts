@@ -10,7 +10,7 @@ import { parse } from 'yaml';
 import { startCluster } from './harness/cluster.ts';
 import { e2eCanRun } from './harness/gate.ts';
 import { runPodLocally } from './harness/local-pod.ts';
-import { only, readManifest } from './harness/manifests.ts';
+import { only, readManifest, README_VALUES } from './harness/manifests.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { repoRoot } from '../helpers/process.ts';
 import { promtoolBin, promtoolCanRun } from '../monitoring/promtool.ts';
@@ -27,7 +27,7 @@ function metricNames(expr: string): string[] {
 t.test('the pod\'s /metrics: every metric the alerts and the dashboard name is exported; promtool\'s lint on each program', async (t) => {
   if (!e2eCanRun(t) || !promtoolCanRun(t)) return;
   const cluster = await startCluster(t);
-  const deployment = only(readManifest('kube-dns.yaml', { domain: 'cluster.local', server: '10.0.0.10', memoryLimit: '256Mi' }), 'Deployment', 'kube-dns');
+  const deployment = only(readManifest('kube-dns.yaml', { ...README_VALUES, server: '10.0.0.10' }), 'Deployment', 'kube-dns');
   const pod = await runPodLocally(t, deployment.spec.template.spec, { kubeconfig: cluster.kubeconfig(cluster.kubeDnsToken) });
   const scrapes = new Map<string, string>();
   for (const [program, port] of Object.entries(METRICS_PORTS)) {

@@ -1,7 +1,8 @@
 // The Dockerfiles, checked statically because no container engine runs where this project is tested
 // (manifests/README.md says so): what each COPY takes exists (in the context, or made by an earlier stage),
-// the runtime stage has production dependencies only, runs as a numeric non-root user, and its ENTRYPOINT
-// runs one bin of package.json with the Node flags of that bin's shebang.
+// the runtime stage has production dependencies only, runs as a numeric non-root user (node-cache: root,
+// for its interface and netfilter rules), and its ENTRYPOINT runs one bin of package.json with the Node
+// flags of that bin's shebang.
 
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, posix } from 'node:path';
@@ -24,9 +25,29 @@ interface Stage {
 const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'));
 const tsconfig = JSON.parse(readFileSync(join(repoRoot, 'tsconfig.json'), 'utf8'));
 const deployment = only(readManifest('kube-dns.yaml'), 'Deployment', 'kube-dns');
+const nodeLocalDns = only(readManifest('optional/node-local-dns.yaml'), 'DaemonSet', 'node-local-dns');
 // The distroless nodejs images' node (their own ENTRYPOINT is ["/nodejs/bin/node"]).
 const DISTROLESS_NODE = '/nodejs/bin/node';
-const DOCKERFILES: Record<string, string> = { 'Dockerfile.kubedns': 'kube-dns', 'Dockerfile.nanny': 'dnsmasq-nanny', 'Dockerfile.sidecar': 'sidecar' };
+
+interface ImageSpec {
+  bin: string;
+  /** The programs it runs: its ENTRYPOINT's bin, and the nanny's default child. */
+  programs: string[];
+  runtime: RegExp;
+  /** The node its ENTRYPOINT runs. */
+  node: string;
+  /** Where the manifests run it: its pod template. */
+  workload: any;
+}
+
+const DISTROLESS = { runtime: /^gcr\.io\/distroless\/nodejs24-debian12:nonroot$/, node: DISTROLESS_NODE, workload: deployment };
+const IMAGES: Record<string, ImageSpec> = {
+  'Dockerfile.kubedns': { bin: 'kube-dns', programs: ['kube-dns'], ...DISTROLESS },
+  'Dockerfile.nanny': { bin: 'dnsmasq-nanny', programs: ['dnsmasq-nanny', 'dnscache'], ...DISTROLESS },
+  'Dockerfile.sidecar': { bin: 'sidecar', programs: ['sidecar'], ...DISTROLESS },
+  // ip, iptables and nft beside node: Debian with the official image's Node (at /usr/local/bin/node).
+  'Dockerfile.node-cache': { bin: 'node-cache', programs: ['node-cache'], runtime: /^node:24-bookworm-slim$/, node: '/usr/local/bin/node', workload: nodeLocalDns },
+};
 
 /** Instructions with continuations joined and comments dropped; the header comment kept aside. */
 function parseDockerfile(text: string): { stages: Stage[]; header: string } {
@@ -150,16 +171,18 @@ function reachablePackages(entry: string): Set<string> {
   return packages;
 }
 
-/** The programs an image runs: its ENTRYPOINT's bin, and the nanny's default child. */
-const IMAGE_PROGRAMS: Record<string, string[]> = { 'Dockerfile.kubedns': ['kube-dns'], 'Dockerfile.nanny': ['dnsmasq-nanny', 'dnscache'], 'Dockerfile.sidecar': ['sidecar'] };
+t.test('every bin has its image', async (t) => {
+  t.same(Object.values(IMAGES).flatMap((i) => i.programs).sort(), Object.keys(pkg.bin).sort());
+});
 
 t.test('the programs import nothing at run time that --omit=dev leaves out', async (t) => {
-  const packages = new Set(Object.values(IMAGE_PROGRAMS).flat().flatMap((p) => [...reachablePackages(`cmd/${p}/main.ts`)]));
+  const packages = new Set(Object.values(IMAGES).flatMap((i) => i.programs).flatMap((p) => [...reachablePackages(`cmd/${p}/main.ts`)]));
   t.ok(packages.size > 0, `found run-time imports: ${[...packages].join(', ')}`);
   for (const p of packages) t.ok(p in pkg.dependencies, `${p} is a production dependency`);
 });
 
-for (const [file, bin] of Object.entries(DOCKERFILES)) {
+for (const [file, spec] of Object.entries(IMAGES)) {
+  const { bin } = spec;
   t.test(file, async (t) => {
     const { stages, header } = parseDockerfile(readFileSync(join(repoRoot, file), 'utf8'));
     const byName = new Map(stages.map((s) => [s.name, s]));
@@ -169,12 +192,12 @@ for (const [file, bin] of Object.entries(DOCKERFILES)) {
       return parent ? root(parent) : s.base;
     })(runtime);
 
-    t.test('stages: a Node 24 build, a small Node 24 runtime', async (t) => {
+    t.test('stages: a Node 24 build, a Node 24 runtime', async (t) => {
       const build = stages.find((s) => s.instructions.some((i) => i.op === 'RUN' && /\bnpm run build\b/.test(i.args)));
       t.ok(build, 'a stage runs npm run build');
       t.match(build!.base, /^node:24(-|$)/, 'on Node 24');
       t.ok(build!.instructions.some((i) => i.op === 'RUN' && /\bnpm ci\b/.test(i.args)), 'after npm ci');
-      t.match(runtimeBase, /^gcr\.io\/distroless\/nodejs24-debian12:nonroot$/, 'runtime: distroless Node 24');
+      t.match(runtimeBase, spec.runtime, `runtime: ${spec.runtime.source}`);
     });
 
     t.test('every COPY takes something that exists', async (t) => {
@@ -202,7 +225,7 @@ for (const [file, bin] of Object.entries(DOCKERFILES)) {
       const uninstalled = (args: string): string[] =>
         [...args.matchAll(/\bnpm uninstall\b([^&;|]*)/g)].flatMap((m) => m[1].trim().split(/\s+/).filter((w) => w !== '' && !w.startsWith('-')));
       const removed = stages.flatMap((s) => s.instructions).flatMap((i) => (i.op === 'RUN' ? uninstalled(i.args) : []));
-      const programs = IMAGE_PROGRAMS[file];
+      const programs = spec.programs;
       const needed = new Set(programs.flatMap((p) => [...reachablePackages(`cmd/${p}/main.ts`)]));
       for (const r of removed) t.notOk(needed.has(r), `${r} is removed, and nothing ${programs.join(' or ')} imports reaches it`);
       if (!needed.has('@kubernetes/client-node')) t.ok(removed.includes('@kubernetes/client-node'), 'client-node, which only kube-dns loads, is left out');
@@ -224,13 +247,18 @@ for (const [file, bin] of Object.entries(DOCKERFILES)) {
       t.same(others, [], 'no other files');
     });
 
-    t.test('USER: numeric, non-root', async (t) => {
+    t.test('USER: numeric; non-root, but for node-cache', async (t) => {
       const user = runtime.instructions.filter((i) => i.op === 'USER').at(-1);
       t.ok(user, 'the runtime stage sets USER');
       const [uid, gid] = user!.args.split(':');
       t.match(uid, /^\d+$/, 'numeric uid (the kubelet can verify runAsNonRoot)');
+      if (bin === 'node-cache') {
+        t.same([uid, gid], ['0', '0'], 'root, as the original: it sets up an interface and netfilter rules');
+        t.same(spec.workload.spec.template.spec.containers[0].securityContext.capabilities.add, ['NET_ADMIN'], 'with NET_ADMIN added, nothing else');
+        return;
+      }
       t.ok(Number(uid) > 0 && Number(gid ?? uid) > 0, `uid ${uid} and gid ${gid} are not root`);
-      t.equal(Number(uid), deployment.spec.template.spec.securityContext.runAsUser, 'the uid the Deployment states');
+      t.equal(Number(uid), spec.workload.spec.template.spec.securityContext.runAsUser, 'the uid the Deployment states');
     });
 
     t.test(`ENTRYPOINT: node with the shebang's flags on bin ${bin}`, async (t) => {
@@ -238,7 +266,7 @@ for (const [file, bin] of Object.entries(DOCKERFILES)) {
       t.ok(entry, 'an ENTRYPOINT');
       const argv: string[] = JSON.parse(entry!.args);
       t.ok(Array.isArray(argv), 'exec form (no shell in the image)');
-      t.equal(argv[0], DISTROLESS_NODE, 'the runtime image\'s node');
+      t.equal(argv[0], spec.node, 'the runtime image\'s node');
       t.same(argv.slice(1, -1), shebangFlags(bin), 'the flags of the bin\'s shebang');
       const wd = workdirAt(runtime, runtime.instructions.length, '/');
       t.equal(argv.at(-1), posix.join(wd, pkg.bin[bin]), `the script is package.json's bin ${bin}`);
@@ -251,8 +279,8 @@ for (const [file, bin] of Object.entries(DOCKERFILES)) {
     t.test('the header\'s build tag is the Deployment\'s image for this bin', async (t) => {
       const tag = / -t (\S+) \./.exec(header)?.[1];
       t.ok(tag, 'the header says how to build');
-      const images = deployment.spec.template.spec.containers.map((c: any) => c.image);
-      t.ok(images.includes(tag), `${tag} is an image of the Deployment`);
+      const images = spec.workload.spec.template.spec.containers.map((c: any) => c.image);
+      t.ok(images.includes(tag), `${tag} is an image of the ${spec.workload.kind}`);
       t.equal(tag!.split('/').pop()!.split(':')[0], bin, 'named after the bin');
     });
 

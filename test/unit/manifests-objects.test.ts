@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { parseAllDocuments } from 'yaml';
 import { repoRoot } from '../helpers/process.ts';
-import { manifestFiles, manifestText, only, PLACEHOLDER, RBAC_MANIFESTS, README_VALUES, readManifest, substitute } from '../e2e/harness/manifests.ts';
+import { manifestFiles, manifestText, only, PLACEHOLDER, RBAC_MANIFESTS, README_VALUES, readManifest, RUNTIME_PILLARS, substitute } from '../e2e/harness/manifests.ts';
 
 const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'));
 const clusterScoped = new Set(['ClusterRole', 'ClusterRoleBinding', 'Namespace', 'PriorityClass']);
@@ -23,7 +23,7 @@ const selects = (selector: Record<string, string>, labels: Record<string, string
   Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels[k] === v);
 
 t.test('the files', async (t) => {
-  t.same(files, ['kube-dns.yaml', 'optional/autoscaler.yaml', 'optional/rbac-endpoints.yaml', 'optional/rbac-federation.yaml', 'optional/rbac-service-entries.yaml', 'rbac.yaml']);
+  t.same(files, ['kube-dns.yaml', 'optional/autoscaler.yaml', 'optional/node-local-dns.yaml', 'optional/rbac-endpoints.yaml', 'optional/rbac-federation.yaml', 'optional/rbac-service-entries.yaml', 'rbac.yaml']);
   for (const f of RBAC_MANIFESTS) t.ok(files.includes(f), `the e2e harness's RBAC file ${f} is shipped`);
   for (const [file, objs] of all) {
     t.ok(objs.length > 0, `${file} has objects`);
@@ -32,26 +32,34 @@ t.test('the files', async (t) => {
       t.ok(o.apiVersion && o.kind && o.metadata?.name, `${what} has apiVersion, kind and name`);
       if (clusterScoped.has(o.kind)) t.notOk(o.metadata.namespace, `${what} is cluster-scoped`);
       else t.equal(o.metadata.namespace, 'kube-system', `${what} is in kube-system`);
-      t.match(o.metadata.labels?.['k8s-app'], /^kube-dns(-autoscaler)?$/, `${what} is labelled k8s-app`);
+      t.match(o.metadata.labels?.['k8s-app'], /^(kube-dns(-autoscaler)?|node-local-dns)$/, `${what} is labelled k8s-app`);
     }
   }
   const names = objects.map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`);
   t.same(names.filter((n, i) => names.indexOf(n) !== i), [], 'no object is defined twice');
 });
 
-t.test('placeholders: the original three, only in kube-dns.yaml, all replaced by the README sed line', async (t) => {
+/** The placeholders each file has: the original's in kube-dns.yaml, upstream's pillars in node-local-dns.yaml. */
+const PLACEHOLDERS: Record<string, string[]> = {
+  'kube-dns.yaml': ['__DNS__DOMAIN__', '__DNS__MEMORY__LIMIT__', '__DNS__SERVER__'],
+  'optional/node-local-dns.yaml': ['__PILLAR__CLUSTER__DNS__', '__PILLAR__DNS__DOMAIN__', '__PILLAR__DNS__SERVER__', '__PILLAR__LOCAL__DNS__', '__PILLAR__UPSTREAM__SERVERS__'],
+};
+
+t.test("placeholders: the original's and upstream's, each replaced by the README's sed line for its file", async (t) => {
   for (const f of files) {
     const found = [...new Set(manifestText(f).match(PLACEHOLDER) ?? [])].sort();
-    t.same(found, f === 'kube-dns.yaml' ? ['__DNS__DOMAIN__', '__DNS__MEMORY__LIMIT__', '__DNS__SERVER__'] : [], f);
+    t.same(found, PLACEHOLDERS[f] ?? [], f);
   }
   const readme = readFileSync(join(repoRoot, 'manifests', 'README.md'), 'utf8');
-  const line = readme.split('\n').find((l) => l.startsWith('sed ') && l.includes('kube-dns.yaml'));
-  t.ok(line, 'the README has a sed line for kube-dns.yaml');
-  const [sed, apply] = line!.split(' | ');
-  t.equal(apply, 'kubectl apply -f -', 'it pipes into kubectl apply');
-  const out = execFileSync('bash', ['-c', sed], { cwd: repoRoot, encoding: 'utf8' });
-  t.notMatch(out, PLACEHOLDER, 'no placeholder survives it');
-  t.equal(out, substitute(manifestText('kube-dns.yaml'), README_VALUES), 'the values it uses are README_VALUES');
+  for (const file of Object.keys(PLACEHOLDERS)) {
+    const line = readme.split('\n').find((l) => l.startsWith('sed ') && l.includes(`manifests/${file} `));
+    t.ok(line, `the README has a sed line for ${file}`);
+    const [sed, apply] = line!.split(' | ');
+    t.equal(apply, 'kubectl apply -f -', 'it pipes into kubectl apply');
+    const out = execFileSync('bash', ['-c', sed], { cwd: repoRoot, encoding: 'utf8' });
+    t.same([...new Set(out.match(PLACEHOLDER) ?? [])].sort(), file.endsWith('node-local-dns.yaml') ? RUNTIME_PILLARS : [], 'no placeholder survives it but the ones node-cache fills in');
+    t.equal(out, substitute(manifestText(file), README_VALUES), 'the values it uses are README_VALUES');
+  }
   const unreplaced = parseAllDocuments(manifestText('kube-dns.yaml')).map((d) => d.toJS());
   t.equal(only(unreplaced, 'Service').spec.clusterIP, '__DNS__SERVER__', 'unreplaced, the cluster IP is not an IP (the API server refuses it)');
 });
@@ -134,7 +142,8 @@ t.test('the autoscaler targets this Deployment with its own ConfigMap, by name',
 });
 
 t.test('images: ours, tagged with package.json\'s version, named after the bin they run', async (t) => {
-  for (const c of deployment.spec.template.spec.containers as { name: string; image: string }[]) {
+  const nodeLocal = only(all.get('optional/node-local-dns.yaml')!, 'DaemonSet', 'node-local-dns');
+  for (const c of [...deployment.spec.template.spec.containers, ...nodeLocal.spec.template.spec.containers] as { name: string; image: string }[]) {
     const m = /^kube-dns-ts\/([a-z-]+):(.+)$/.exec(c.image);
     t.ok(m, `${c.name}: ${c.image} is one of ours`);
     t.equal(m![2], pkg.version, `${c.name}: tag is the package version`);

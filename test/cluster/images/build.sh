@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds the three images from the unchanged Dockerfiles with podman, as a user would
+# Builds the four images from the unchanged Dockerfiles with podman, as a user would
 # (`podman build -f Dockerfile.kubedns .`), on local stand-ins for their default base images
-# (bases.sh says how those are made and cached). Tags them kube-dns-ts/{kube-dns,dnsmasq-nanny,sidecar}:
+# (bases.sh says how those are made and cached). Tags them kube-dns-ts/{kube-dns,dnsmasq-nanny,sidecar,node-cache}:
 # <package.json version> and writes tag → Dockerfile, bytes, seconds to $IMAGES_REPORT (default: the
 # cache's images/report.json) for the tests. npm test runs it first (pretest).
 # Needs root, podman, mmdebstrap; in CI (CI=true) a missing tool is fatal, elsewhere the image and
@@ -19,7 +19,7 @@ runtime_base
 version=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' package.json)
 report=${IMAGES_REPORT:-$CACHE_ROOT/images/report.json}
 entries=()
-for pair in kubedns:kube-dns nanny:dnsmasq-nanny sidecar:sidecar; do
+for pair in kubedns:kube-dns nanny:dnsmasq-nanny sidecar:sidecar node-cache:node-cache; do
   file=Dockerfile.${pair%%:*}
   tag=kube-dns-ts/${pair#*:}:$version
   start=$(date +%s)

@@ -19,15 +19,26 @@ export interface PlaceholderValues {
   server: string;
   /** __DNS__MEMORY__LIMIT__: the kubedns container's memory limit. */
   memoryLimit: string;
+  /** __PILLAR__LOCAL__DNS__ (optional/node-local-dns.yaml): node-cache's link-local address. */
+  localDns: string;
 }
 
-/** The values manifests/README.md's sed line uses (kubeadm's defaults). */
-export const README_VALUES: PlaceholderValues = { domain: 'cluster.local', server: '10.96.0.10', memoryLimit: '256Mi' };
+/** The values manifests/README.md's sed lines use (kubeadm's defaults; upstream's node-local address). */
+export const README_VALUES: PlaceholderValues = { domain: 'cluster.local', server: '10.96.0.10', memoryLimit: '256Mi', localDns: '169.254.20.10' };
 
 export const PLACEHOLDER = /__[A-Z]+(?:__[A-Z]+)*__/g;
+/** node-local-dns.yaml's pillars that node-cache fills in itself at run time: they stay in the manifest. */
+export const RUNTIME_PILLARS = ['__PILLAR__CLUSTER__DNS__', '__PILLAR__UPSTREAM__SERVERS__'];
 
+/** Upstream's pillar names first: `__PILLAR__DNS__DOMAIN__` holds `__DNS__DOMAIN__`. */
 export function substitute(text: string, v: PlaceholderValues): string {
-  return text.replaceAll('__DNS__DOMAIN__', v.domain).replaceAll('__DNS__SERVER__', v.server).replaceAll('__DNS__MEMORY__LIMIT__', v.memoryLimit);
+  return text
+    .replaceAll('__PILLAR__DNS__DOMAIN__', v.domain)
+    .replaceAll('__PILLAR__DNS__SERVER__', v.server)
+    .replaceAll('__PILLAR__LOCAL__DNS__', v.localDns)
+    .replaceAll('__DNS__DOMAIN__', v.domain)
+    .replaceAll('__DNS__SERVER__', v.server)
+    .replaceAll('__DNS__MEMORY__LIMIT__', v.memoryLimit);
 }
 
 /** Every .yaml file under manifests/, relative to it, sorted. */
