@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { clusterMissing, startNodeCluster } from '../test/cluster/harness/cluster.ts';
 import type { NodeCluster } from '../test/cluster/harness/cluster.ts';
 import { deployAddon, describe, startClientPod, waitFor } from '../test/cluster/harness/addon.ts';
-import { dnsPods, ISSUE_LOAD, lossDuring, prepareLoad } from '../test/cluster/harness/rollout.ts';
+import { dnsDeployment, ISSUE_LOAD, lossDuring, podsOf, prepareLoad } from '../test/cluster/harness/rollout.ts';
 import type { Disruption } from '../test/cluster/harness/rollout.ts';
 import { benchScope, commitOf, writeResults } from './report.ts';
 import { repoRoot } from './servers.ts';
@@ -39,7 +39,7 @@ interface Run {
 /** Our Deployment out, kubeadm's CoreDNS in, behind the same kube-dns Service. */
 async function switchToCoreDns(c: NodeCluster): Promise<number> {
   await c.kubectl(['-n', 'kube-system', 'delete', 'deployment', 'kube-dns']);
-  await waitFor('our pods gone', async () => (await dnsPods(c)).length === 0, 60_000);
+  await waitFor('our pods gone', async () => (await podsOf(c)).length === 0, 60_000);
   const manifest = readFileSync(join(repoRoot, 'bench/coredns-kubeadm.yaml'), 'utf8');
   await c.apply(manifest);
   await waitFor('CoreDNS available', async () => (await c.request('GET', '/apis/apps/v1/namespaces/kube-system/deployments/coredns')).body.status?.availableReplicas === 2, 180_000, () => describe(c, 'kube-system'));
@@ -49,7 +49,7 @@ async function switchToCoreDns(c: NodeCluster): Promise<number> {
 async function measure(c: NodeCluster, system: System, deployment: string, replicas: number, runs: Run[]): Promise<void> {
   for (const disruption of ['pod deleted', 'rollout restart'] as const) {
     for (let i = 0; i < RUNS; i++) {
-      const r = await lossDuring(c, NS, CLIENT, { ...ISSUE_LOAD, seconds: SECONDS[disruption] }, deployment, replicas, disruption);
+      const r = await lossDuring(c, NS, CLIENT, { ...ISSUE_LOAD, seconds: SECONDS[disruption] }, dnsDeployment(deployment, replicas), disruption);
       console.log(`# ${system}, ${disruption} #${i + 1}: ${r.disruptionMs} ms; dnsperf sent ${r.sent}, lost ${r.lost}; lookups ${r.lookups}, failed ${r.failedLookups.length}`);
       runs.push({ system, disruption, disruptionMs: r.disruptionMs, sent: r.sent, lost: r.lost, lookups: r.lookups, failedLookups: r.failedLookups });
     }

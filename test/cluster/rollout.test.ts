@@ -10,7 +10,7 @@ import type { Test } from 'tap';
 import { clusterCanRun, startNodeCluster } from './harness/cluster.ts';
 import type { NodeCluster } from './harness/cluster.ts';
 import { deployAddon, execIn, startClientPod, waitFor } from './harness/addon.ts';
-import { dnsPods, ISSUE_LOAD, lossDuring, prepareLoad } from './harness/rollout.ts';
+import { dnsDeployment, ISSUE_LOAD, lossDuring, podsOf, prepareLoad } from './harness/rollout.ts';
 import type { Disruption } from './harness/rollout.ts';
 
 t.setTimeout(25 * 60_000);
@@ -28,7 +28,7 @@ async function endpointOf(c: NodeCluster, ip: string): Promise<{ serving: boolea
 }
 
 async function lameDuck(t: Test, c: NodeCluster, replicas: number): Promise<void> {
-  const [pod] = await dnsPods(c);
+  const [pod] = await podsOf(c);
   const ip = (await c.request('GET', `/api/v1/namespaces/kube-system/pods/${pod.name}`)).body.status.podIP as string;
   t.same(await endpointOf(c, ip), { serving: true, terminating: false }, 'serving before');
   const deleted = Date.now();
@@ -40,11 +40,11 @@ async function lameDuck(t: Test, c: NodeCluster, replicas: number): Promise<void
   t.match(answer, /^\d+\.\d+\.\d+\.\d+$/m, `still answering at its pod IP ${Date.now() - deleted} ms after the delete`);
   await waitFor('the pod gone', async () => (await c.request('GET', `/api/v1/namespaces/kube-system/pods/${pod.name}`)).status === 404, 60_000);
   t.ok(Date.now() - deleted >= 5000, `gone ${Date.now() - deleted} ms after the delete, after its lame duck`);
-  await waitFor('the Deployment whole again', async () => (await dnsPods(c)).filter((p) => p.ready && !p.terminating).length === replicas, 120_000);
+  await waitFor('the Deployment whole again', async () => (await podsOf(c)).filter((p) => p.ready && !p.terminating).length === replicas, 120_000);
 }
 
 async function underLoad(t: Test, c: NodeCluster, replicas: number, what: Disruption, seconds: number): Promise<void> {
-  const r = await lossDuring(c, NS, CLIENT, { ...ISSUE_LOAD, seconds }, 'kube-dns', replicas, what);
+  const r = await lossDuring(c, NS, CLIENT, { ...ISSUE_LOAD, seconds }, dnsDeployment('kube-dns', replicas), what);
   t.comment(`${what} (${r.disruptionMs} ms) under ${ISSUE_LOAD.qps} queries/s over ${ISSUE_LOAD.sockets} sockets: dnsperf sent ${r.sent}, lost ${r.lost}; ${r.lookups} lookups from new sockets`);
   t.ok(r.lookups >= seconds * ISSUE_LOAD.lookupsPerSecond * 0.9, `the lookup loop ran (${r.lookups} lookups)`);
   t.same(r.failedLookups, [], 'no lookup from a new socket failed');

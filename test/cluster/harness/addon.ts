@@ -45,6 +45,18 @@ export async function deployAddon(c: NodeCluster): Promise<KubeObject> {
   return deployment;
 }
 
+/**
+ * optional/node-local-dns.yaml with the README's values applied; resolves once node-cache is ready on
+ * the node (it serves 169.254.20.10 and the kube-dns ClusterIP there).
+ */
+export async function deployNodeLocalDns(c: NodeCluster): Promise<void> {
+  await c.apply(readManifest('optional/node-local-dns.yaml', README_VALUES));
+  await waitFor('node-local-dns ready on the node', async () => {
+    const d = await c.request('GET', '/apis/apps/v1/namespaces/kube-system/daemonsets/node-local-dns');
+    return d.status === 200 && d.body.status?.desiredNumberScheduled > 0 && d.body.status.numberReady === d.body.status.desiredNumberScheduled;
+  }, 120_000, () => describe(c, 'kube-system'));
+}
+
 /** A client pod (dnsPolicy ClusterFirst: the kubelet's resolv.conf) in `namespace`, once it runs. */
 export async function startClientPod(c: NodeCluster, namespace: string, name: string, labels: Record<string, string> = {}): Promise<void> {
   if ((await c.request('GET', `/api/v1/namespaces/${namespace}`)).status === 404) {

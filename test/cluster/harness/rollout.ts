@@ -77,15 +77,26 @@ export async function runLoad(c: NodeCluster, ns: string, pod: string, shape: Lo
 
 export type Disruption = 'pod deleted' | 'rollout restart';
 
-interface DnsPod {
+/** What is disrupted: a Deployment or DaemonSet of kube-system, its pods' label selector, how many it runs. */
+export interface Workload {
+  kind: 'deployment' | 'daemonset';
+  name: string;
+  selector: string;
+  replicas: number;
+}
+
+/** The cluster DNS's Deployment (ours or CoreDNS's: both label their pods k8s-app=kube-dns). */
+export const dnsDeployment = (name: string, replicas: number): Workload => ({ kind: 'deployment', name, selector: DNS_SELECTOR, replicas });
+
+interface WorkloadPod {
   name: string;
   uid: string;
   ready: boolean;
   terminating: boolean;
 }
 
-export async function dnsPods(c: NodeCluster): Promise<DnsPod[]> {
-  const list = await c.request('GET', `/api/v1/namespaces/${DNS_NS}/pods?labelSelector=${encodeURIComponent(DNS_SELECTOR)}`);
+export async function podsOf(c: NodeCluster, selector = DNS_SELECTOR): Promise<WorkloadPod[]> {
+  const list = await c.request('GET', `/api/v1/namespaces/${DNS_NS}/pods?labelSelector=${encodeURIComponent(selector)}`);
   return list.body.items.map((p: any) => ({
     name: p.metadata.name,
     uid: p.metadata.uid,
@@ -95,18 +106,18 @@ export async function dnsPods(c: NodeCluster): Promise<DnsPod[]> {
 }
 
 /**
- * The disruption on `deployment` (kube-system), then waits until it is over: every pod it began with
- * gone, `replicas` new ones ready. Resolves with how long that took.
+ * The disruption on `w`, then waits until it is over: every pod it began with gone (one, for a pod
+ * deleted), `w.replicas` new ones ready. Resolves with how long that took.
  */
-export async function disrupt(c: NodeCluster, deployment: string, replicas: number, what: Disruption): Promise<number> {
-  const before = await dnsPods(c);
+export async function disrupt(c: NodeCluster, w: Workload, what: Disruption): Promise<number> {
+  const before = await podsOf(c, w.selector);
   const started = Date.now();
   if (what === 'pod deleted') await c.kubectl(['-n', DNS_NS, 'delete', 'pod', before[0].name, '--wait=false']);
-  else await c.kubectl(['-n', DNS_NS, 'rollout', 'restart', `deployment/${deployment}`]);
+  else await c.kubectl(['-n', DNS_NS, 'rollout', 'restart', `${w.kind}/${w.name}`]);
   const old = new Set((what === 'pod deleted' ? before.slice(0, 1) : before).map((p) => p.uid));
-  await waitFor(`${what}: the old pods gone, ${replicas} new ones ready`, async () => {
-    const now = await dnsPods(c);
-    return now.every((p) => !old.has(p.uid)) && now.filter((p) => p.ready && !p.terminating).length === replicas;
+  await waitFor(`${w.name}, ${what}: the old pods gone, ${w.replicas} new ones ready`, async () => {
+    const now = await podsOf(c, w.selector);
+    return now.every((p) => !old.has(p.uid)) && now.filter((p) => p.ready && !p.terminating).length === w.replicas;
   }, 180_000, () => describe(c, DNS_NS));
   return Date.now() - started;
 }
@@ -115,10 +126,10 @@ export async function disrupt(c: NodeCluster, deployment: string, replicas: numb
  * The load, with the disruption `leadS` seconds into it; throws when the disruption outlasts the load
  * (the count would miss its end).
  */
-export async function lossDuring(c: NodeCluster, ns: string, pod: string, shape: LoadShape, deployment: string, replicas: number, what: Disruption, leadS = 3): Promise<LoadResult & { disruptionMs: number }> {
+export async function lossDuring(c: NodeCluster, ns: string, pod: string, shape: LoadShape, w: Workload, what: Disruption, leadS = 3): Promise<LoadResult & { disruptionMs: number }> {
   const load = runLoad(c, ns, pod, shape);
   await sleep(leadS * 1000);
-  const disruptionMs = await disrupt(c, deployment, replicas, what);
+  const disruptionMs = await disrupt(c, w, what);
   const result = await load;
   if (leadS * 1000 + disruptionMs > (shape.seconds - 2) * 1000) throw new Error(`${what} took ${disruptionMs} ms: longer than the ${shape.seconds} s load allows`);
   return { ...result, disruptionMs };
