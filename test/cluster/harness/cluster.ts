@@ -27,7 +27,7 @@ import type { Daemon } from '../../e2e/harness/daemon.ts';
 import { apiserverCredentialArgs, etcdHealthy, startEtcd, waitUntil } from '../../e2e/harness/cluster.ts';
 import { writeKubeconfig } from '../../e2e/harness/kubeconfig.ts';
 import { restRequest } from '../../e2e/harness/rest.ts';
-import { HostChanges, inCgroup, killMatching, makeCgroups, removeCgroups, removeCommented, removeKubeChains, sh, shQuiet, unmountUnder } from './host.ts';
+import { HostChanges, inCgroup, killMatching, makeCgroups, removeCgroups, removeCommented, removeKubeChains, removeNodeCacheLeftovers, sh, shQuiet, unmountUnder } from './host.ts';
 import { builtImages, podman } from './image-pod.ts';
 import { NET, nodeDirs, PAUSE_IMAGE, writeCniConfig, writeContainerdConfig, writeKubeletConfig, writeKubeProxyConfig } from './node-config.ts';
 import type { NodeDirs, ProxyMode } from './node-config.ts';
@@ -268,6 +268,7 @@ async function tearDown(d: NodeDirs, daemons: Record<string, Daemon>, host: Host
   await attempt('stop containerd', () => daemons.containerd?.stop(5000));
   await attempt('kill shims and containers', () => killContainers(d.root));
   await attempt('rules', () => removeProxyRules());
+  await attempt("node-cache's interface and rules", () => removeNodeCacheLeftovers());
   await attempt('network namespaces', () => {
     for (const ns of netnsList()) if (ns.startsWith('cni-') && !netnsBefore.has(ns)) shQuiet('ip', ['netns', 'del', ns]);
   });
@@ -310,6 +311,7 @@ export function sweepLeftovers(): string[] {
   const found: string[] = [];
   const killed = killMatching((cmdline) => dirs.some((dir) => cmdline.includes(dir))) + killMatching((_cmdline, pid) => inCgroup(pid, CGROUP_ROOT));
   if (killed > 0) found.push(`${killed} processes`);
+  if (removeNodeCacheLeftovers()) found.push("node-cache's interface and rules");
   const links = sh('ip', ['-o', 'link']);
   if (killed === 0 && !links.includes(`${NET.nodeBridge}:`) && dirs.length === 0) return found;
   removeProxyRules();

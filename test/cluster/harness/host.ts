@@ -8,6 +8,10 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { NFT_TABLE, RULE_COMMENT } from '../../../pkg/nodecache/rules.ts';
+
+/** node-cache's -interfacename default (manifests/optional/node-local-dns.yaml keeps it). */
+const NODE_CACHE_LINK = 'nodelocaldns';
 
 /** Runs a command, returning stdout; throws with its stderr. */
 export function sh(cmd: string, args: string[]): string {
@@ -140,6 +144,27 @@ export function removeCommented(chain: string, comment: string): void {
   for (const rule of sh('iptables', ['-w', '-S', chain]).split('\n')) {
     if (rule.startsWith(`-A ${chain} `) && rule.includes(comment)) shQuiet('sh', ['-c', `iptables -w ${rule.replace(/^-A /, '-D ')}`]);
   }
+}
+
+/**
+ * What a node-cache pod (host network) leaves on the machine when its container is killed instead of
+ * stopped: its interface (default name), its rules and its nftables table. True when it found any.
+ */
+export function removeNodeCacheLeftovers(): boolean {
+  let found = false;
+  if (sh('ip', ['-o', 'link']).includes(`${NODE_CACHE_LINK}:`)) {
+    shQuiet('ip', ['link', 'del', NODE_CACHE_LINK]);
+    found = true;
+  }
+  for (const table of ['raw', 'filter']) {
+    for (const rule of sh('iptables', ['-w', '-t', table, '-S']).split('\n')) {
+      if (!rule.startsWith('-A ') || !rule.includes(RULE_COMMENT)) continue;
+      shQuiet('sh', ['-c', `iptables -w -t ${table} ${rule.replace(/^-A /, '-D ')}`]);
+      found = true;
+    }
+  }
+  shQuiet('nft', ['delete', 'table', 'inet', NFT_TABLE]);
+  return found;
 }
 
 /** A cgroup made in every v1 hierarchy (the kubelet's cgroupRoot, which the kubelet does not make). */
