@@ -13,7 +13,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { clusterMissing, startNodeCluster } from '../test/cluster/harness/cluster.ts';
 import type { NodeCluster } from '../test/cluster/harness/cluster.ts';
-import { deployAddon, deployNodeLocalDns, describe, startClientPod, waitFor } from '../test/cluster/harness/addon.ts';
+import { deployAddon, deployNodeLocalDns, describe, nodeLocalDaemonSet, startClientPod, waitFor } from '../test/cluster/harness/addon.ts';
 import { ISSUE_LOAD, lossDuring, podsOf, prepareLoad } from '../test/cluster/harness/rollout.ts';
 import type { Workload } from '../test/cluster/harness/rollout.ts';
 import { NET } from '../test/cluster/harness/node-config.ts';
@@ -58,39 +58,16 @@ async function switchToCoreDns(c: NodeCluster): Promise<() => Promise<void>> {
   const firewall = new IptablesFirewall(nodeLocalRules(ips, 53, 8080));
   await firewall.ensure();
   const clusterDns = (await c.request('GET', '/api/v1/namespaces/kube-system/services/kube-dns-upstream')).body.spec.clusterIP as string;
-  const labels = { 'k8s-app': 'coredns-node-local' };
-  const probe = { httpGet: { host: LOCAL, path: '/health', port: 8080 }, initialDelaySeconds: 60, timeoutSeconds: 5 };
   await c.apply([
-    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'coredns-node-local', namespace: 'kube-system', labels }, data: { Corefile: coreDnsCorefile(clusterDns) } },
-    {
-      apiVersion: 'apps/v1',
-      kind: 'DaemonSet',
-      metadata: { name: 'coredns-node-local', namespace: 'kube-system', labels },
-      spec: {
-        updateStrategy: { rollingUpdate: { maxUnavailable: '10%' } },
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            priorityClassName: 'system-node-critical',
-            hostNetwork: true,
-            dnsPolicy: 'Default',
-            tolerations: [{ key: 'CriticalAddonsOnly', operator: 'Exists' }, { effect: 'NoExecute', operator: 'Exists' }, { effect: 'NoSchedule', operator: 'Exists' }],
-            containers: [{
-              name: 'coredns',
-              image: COREDNS_IMAGE,
-              imagePullPolicy: 'IfNotPresent',
-              args: ['-conf', '/etc/coredns/Corefile'],
-              securityContext: { capabilities: { add: ['NET_BIND_SERVICE'] } },
-              ports: [{ containerPort: 53, name: 'dns', protocol: 'UDP' }, { containerPort: 53, name: 'dns-tcp', protocol: 'TCP' }, { containerPort: 9253, name: 'metrics', protocol: 'TCP' }],
-              livenessProbe: probe,
-              volumeMounts: [{ name: 'config', mountPath: '/etc/coredns' }],
-            }],
-            volumes: [{ name: 'config', configMap: { name: 'coredns-node-local' } }],
-          },
-        },
-      },
-    },
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'coredns-node-local', namespace: 'kube-system', labels: { 'k8s-app': 'coredns-node-local' } }, data: { Corefile: coreDnsCorefile(clusterDns) } },
+    nodeLocalDaemonSet({
+      name: 'coredns-node-local',
+      image: COREDNS_IMAGE,
+      args: ['-conf', '/etc/coredns/Corefile'],
+      capabilities: ['NET_BIND_SERVICE'],
+      volumeMounts: [{ name: 'config', mountPath: '/etc/coredns' }],
+      volumes: [{ name: 'config', configMap: { name: 'coredns-node-local' } }],
+    }),
   ]);
   await waitFor('CoreDNS node-local ready', async () => (await podsOf(c, COREDNS.selector)).some((p) => p.ready), 120_000, () => describe(c, 'kube-system'));
   return async () => {

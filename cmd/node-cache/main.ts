@@ -48,10 +48,13 @@ const bound = await nodeCache.start().catch((err: Error) => {
 });
 for (const b of bound) log.info('DNS listening', { address: b.address, port: b.port });
 if (f.pidfile !== '') writeFileSync(f.pidfile, `${process.pid}\n`);
+if (f.readyfile !== '') writeFileSync(f.readyfile, `${process.pid}\n`);
 
-// SIGTERM: stop serving (answering what is in flight), then remove the rules and interface unless -skipteardown.
+// SIGTERM: unready at once, stop serving (answering what is in flight), then remove the rules and
+// interface unless -skipteardown or a successor serves the address.
 stopOnSignals(log, {
   stop: async () => {
+    if (f.readyfile !== '') rmSync(f.readyfile, { force: true });
     await nodeCache.stop();
     if (f.pidfile !== '') rmSync(f.pidfile, { force: true });
   },

@@ -1,6 +1,7 @@
 // NodeLocal DNSCache with our node-cache on a real node (manifests/optional/node-local-dns.yaml, the
 // README's values), in front of the addon: pods answered through 169.254.20.10 and through the kube-dns
-// ClusterIP that node-cache holds (their resolv.conf unchanged), in both kube-proxy modes. In iptables
+// ClusterIP that node-cache holds (their resolv.conf unchanged), in both kube-proxy modes; in nftables
+// mode from upstream's own DaemonSet with only the image changed (the drop-in). In iptables
 // mode also: kube-dns gone for 60 s (names asked before answered stale, others SERVFAIL at once, fresh
 // answers once it is back), and no query lost by a pod under load while kube-dns rolls behind node-cache
 // or while node-cache's own DaemonSet rolls (a surge: the new pod serves beside the old one).
@@ -11,12 +12,12 @@ import { parseDig } from '../helpers/dig.ts';
 import type { DigResult } from '../helpers/dig.ts';
 import { clusterCanRun, startNodeCluster } from './harness/cluster.ts';
 import type { NodeCluster } from './harness/cluster.ts';
-import { deployAddon, deployNodeLocalDns, execIn, startClientPod, waitFor } from './harness/addon.ts';
+import { deployAddon, deployNodeLocalDns, execIn, startClientPod, upstreamNodeLocalDaemonSet, waitFor } from './harness/addon.ts';
 import { NET } from './harness/node-config.ts';
 import type { ProxyMode } from './harness/node-config.ts';
 import { dnsDeployment, ISSUE_LOAD, lossDuring, podsOf, prepareLoad } from './harness/rollout.ts';
 import type { Workload } from './harness/rollout.ts';
-import { README_VALUES } from '../e2e/harness/manifests.ts';
+import { only, readManifest, README_VALUES } from '../e2e/harness/manifests.ts';
 
 t.setTimeout(25 * 60_000);
 
@@ -24,6 +25,9 @@ const NS = 'default';
 const CLIENT = 'client';
 const LOCAL = README_VALUES.localDns;
 const NODE_CACHE: Workload = { kind: 'daemonset', name: 'node-local-dns', selector: 'k8s-app=node-local-dns', replicas: 1 };
+
+/** The node-cache image our manifest names. */
+const ourImage = () => only(readManifest('optional/node-local-dns.yaml', README_VALUES), 'DaemonSet').spec.template.spec.containers[0].image as string;
 
 async function dig(c: NodeCluster, args: string[]): Promise<DigResult> {
   return parseDig(await execIn(c, NS, CLIENT, ['dig', '+tries=1', '+time=2', ...args]));
@@ -93,11 +97,13 @@ async function underLoad(t: Test, c: NodeCluster, w: Workload, seconds: number, 
 }
 
 for (const mode of ['iptables', 'nftables'] as ProxyMode[]) {
-  t.test(`node-cache in front of the addon, kube-proxy ${mode}`, async (t) => {
+  // nftables mode runs upstream's own DaemonSet with our image in it: the drop-in.
+  const what = mode === 'iptables' ? 'manifests/optional/node-local-dns.yaml' : "upstream's nodelocaldns DaemonSet with our image";
+  t.test(`node-cache in front of the addon (${what}), kube-proxy ${mode}`, async (t) => {
     if (!clusterCanRun(t)) return;
     const c = await startNodeCluster(t, { proxyMode: mode });
     const replicas = (await deployAddon(c)).spec.replicas as number;
-    await deployNodeLocalDns(c);
+    await deployNodeLocalDns(c, mode === 'iptables' ? undefined : upstreamNodeLocalDaemonSet(ourImage()));
     await startClientPod(c, NS, CLIENT);
     await t.test('pods answered through the link-local address and the kube-dns ClusterIP', (t) => answers(t, c));
     if (mode !== 'iptables') return;

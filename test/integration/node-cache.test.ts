@@ -8,7 +8,7 @@
 import t from 'tap';
 import type { Test } from 'tap';
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseDig } from '../helpers/dig.ts';
@@ -114,8 +114,10 @@ const addresses = (r: DigResult) => r.answer.filter((a) => a.type === 'A').map((
 t.test('iptables: interface, rules, answers through both addresses over TCP to kube-dns, teardown', async (t) => {
   if (!netnsCanRun(t)) return;
   const n = await node(t);
-  const nc = await nodeCache(t, n);
+  const ready = join(n.dir, 'serving');
+  const nc = await nodeCache(t, n, [`-readyfile=${ready}`]);
   await nc.waitFor(/DNS listening address=169\.254\.20\.10 port=53/);
+  await eventually(() => existsSync(ready), '-readyfile written once it serves', 2000);
   t.match(await n.exec(['ip', '-o', 'addr', 'show', 'dev', 'nodelocaldns']), new RegExp(`inet ${LOCAL}/32.*\\n.*inet ${CLUSTER_IP}/32`), 'the interface holds both addresses');
   const raw = await n.exec(['iptables', '-t', 'raw', '-S']);
   const filter = await n.exec(['iptables', '-t', 'filter', '-S']);
@@ -144,6 +146,7 @@ t.test('iptables: interface, rules, answers through both addresses over TCP to k
   await n.exec(['iptables', '-t', 'raw', '-F', 'PREROUTING']);
   nc.child.kill('SIGTERM');
   t.equal(await nc.exited, 0);
+  t.notOk(existsSync(ready), '-readyfile removed when it stops');
   t.notMatch(await n.exec(['iptables-save']), /NodeLocal DNS Cache/, 'rules removed at exit');
   t.match(await n.exec(['ip', 'link', 'show', 'dev', 'nodelocaldns']), /does not exist/, 'interface removed at exit');
 });

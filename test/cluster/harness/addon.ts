@@ -45,12 +45,84 @@ export async function deployAddon(c: NodeCluster): Promise<KubeObject> {
   return deployment;
 }
 
+/** What differs between DaemonSets of upstream's node-local shape: the name (also its k8s-app label) and the container's own. */
+export interface NodeLocalContainer {
+  name: string;
+  image: string;
+  args: string[];
+  capabilities: string[];
+  volumeMounts: object[];
+  volumes: object[];
+}
+
 /**
- * optional/node-local-dns.yaml with the README's values applied; resolves once node-cache is ready on
- * the node (it serves 169.254.20.10 and the kube-dns ClusterIP there).
+ * A DaemonSet in the shape of Kubernetes' nodelocaldns.yaml: host network, `dnsPolicy: Default`,
+ * system-node-critical, every toleration, maxUnavailable 10%, host ports 53 and 9253 declared, a
+ * liveness probe on the node-local address's /health only.
  */
-export async function deployNodeLocalDns(c: NodeCluster): Promise<void> {
-  await c.apply(readManifest('optional/node-local-dns.yaml', README_VALUES));
+export function nodeLocalDaemonSet(o: NodeLocalContainer): KubeObject {
+  const labels = { 'k8s-app': o.name };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: { name: o.name, namespace: 'kube-system', labels },
+    spec: {
+      updateStrategy: { rollingUpdate: { maxUnavailable: '10%' } },
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels, annotations: { 'prometheus.io/port': '9253', 'prometheus.io/scrape': 'true' } },
+        spec: {
+          priorityClassName: 'system-node-critical',
+          hostNetwork: true,
+          dnsPolicy: 'Default',
+          tolerations: [{ key: 'CriticalAddonsOnly', operator: 'Exists' }, { effect: 'NoExecute', operator: 'Exists' }, { effect: 'NoSchedule', operator: 'Exists' }],
+          containers: [{
+            name: 'node-cache',
+            image: o.image,
+            resources: { requests: { cpu: '25m', memory: '5Mi' } },
+            args: o.args,
+            securityContext: { capabilities: { add: o.capabilities } },
+            ports: [{ containerPort: 53, name: 'dns', protocol: 'UDP' }, { containerPort: 53, name: 'dns-tcp', protocol: 'TCP' }, { containerPort: 9253, name: 'metrics', protocol: 'TCP' }],
+            livenessProbe: { httpGet: { host: README_VALUES.localDns, path: '/health', port: 8080 }, initialDelaySeconds: 60, timeoutSeconds: 5 },
+            volumeMounts: o.volumeMounts,
+          }],
+          volumes: o.volumes,
+        },
+      },
+    },
+  };
+}
+
+/** Upstream's own node-local-dns DaemonSet, with `image` in place of k8s-dns-node-cache: the drop-in check. */
+export function upstreamNodeLocalDaemonSet(image: string): KubeObject {
+  const d = nodeLocalDaemonSet({
+    name: 'node-local-dns',
+    image,
+    args: ['-localip', `${README_VALUES.localDns},${README_VALUES.server}`, '-conf', '/etc/Corefile', '-upstreamsvc', 'kube-dns-upstream'],
+    capabilities: ['NET_ADMIN'],
+    volumeMounts: [
+      { mountPath: '/run/xtables.lock', name: 'xtables-lock', readOnly: false },
+      { name: 'config-volume', mountPath: '/etc/coredns' },
+      { name: 'kube-dns-config', mountPath: '/etc/kube-dns' },
+    ],
+    volumes: [
+      { name: 'xtables-lock', hostPath: { path: '/run/xtables.lock', type: 'FileOrCreate' } },
+      { name: 'kube-dns-config', configMap: { name: 'kube-dns', optional: true } },
+      { name: 'config-volume', configMap: { name: 'node-local-dns', items: [{ key: 'Corefile', path: 'Corefile.base' }] } },
+    ],
+  });
+  d.spec.template.spec.serviceAccountName = 'node-local-dns';
+  return d;
+}
+
+/**
+ * optional/node-local-dns.yaml with the README's values applied (its DaemonSet replaced by
+ * `daemonSet` when given); resolves once node-cache is ready on the node (it serves 169.254.20.10 and
+ * the kube-dns ClusterIP there).
+ */
+export async function deployNodeLocalDns(c: NodeCluster, daemonSet?: KubeObject): Promise<void> {
+  const objects = readManifest('optional/node-local-dns.yaml', README_VALUES);
+  await c.apply(daemonSet === undefined ? objects : objects.map((o) => (o.kind === 'DaemonSet' ? daemonSet : o)));
   await waitFor('node-local-dns ready on the node', async () => {
     const d = await c.request('GET', '/apis/apps/v1/namespaces/kube-system/daemonsets/node-local-dns');
     return d.status === 200 && d.body.status?.desiredNumberScheduled > 0 && d.body.status.numberReady === d.body.status.desiredNumberScheduled;
