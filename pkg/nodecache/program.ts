@@ -84,11 +84,19 @@ export class NodeCache {
     return bound;
   }
 
-  /** Stops serving (answering what is in flight), then takes the rules and interface away unless -skipteardown. */
+  /**
+   * Serves on for the Corefile's `health { lameduck }`, as CoreDNS does; then stops serving (answering
+   * what is in flight) and takes the rules and interface away unless -skipteardown.
+   */
   async stop(): Promise<void> {
     clearInterval(this.timer);
     this.watcher.stop();
     await this.applying;
+    const lameDuckMs = this.plan?.healthLameDuckMs ?? 0;
+    if (lameDuckMs > 0) {
+      this.log.info('lame duck: still serving', { for: `${lameDuckMs}ms` });
+      await new Promise((resolve) => setTimeout(resolve, lameDuckMs));
+    }
     await this.engine?.stop();
     for (const h of this.http) await h.close();
     if (this.o.skipTeardown) return;

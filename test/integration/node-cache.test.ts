@@ -151,16 +151,18 @@ t.test('iptables: interface, rules, answers through both addresses over TCP to k
   t.match(await n.exec(['ip', 'link', 'show', 'dev', 'nodelocaldns']), /does not exist/, 'interface removed at exit');
 });
 
-t.test('-syncinterval repairs what was removed; -skipteardown leaves everything', async (t) => {
+t.test("-syncinterval repairs what was removed; -skipteardown leaves everything; health's lameduck serves on", async (t) => {
   if (!netnsCanRun(t)) return;
   const n = await node(t);
-  const nc = await nodeCache(t, n, ['-syncinterval=1s', '-skipteardown']);
+  const nc = await nodeCache(t, n, ['-syncinterval=1s', '-skipteardown'], TEMPLATE.replace(`health ${LOCAL}:8080`, `health ${LOCAL}:8080 {\n        lameduck 1s\n    }`));
   await nc.waitFor(/DNS listening/);
   await n.exec(['iptables', '-t', 'raw', '-F', 'PREROUTING']);
   await n.exec(['ip', 'addr', 'del', `${LOCAL}/32`, 'dev', 'nodelocaldns']);
   await eventually(async () => (await n.exec(['iptables', '-t', 'raw', '-S', 'PREROUTING'])).includes(LOCAL) && (await n.exec(['ip', 'addr', 'show', 'dev', 'nodelocaldns'])).includes(LOCAL), 'repaired', 5000, 200);
   t.same(addresses(await n.dig(LOCAL, 'web.default.svc.cluster.local')), ['10.96.0.5'], 'answering again');
   nc.child.kill('SIGTERM');
+  await nc.waitFor(/lame duck: still serving .*for=1000ms/);
+  t.same(addresses(await n.dig(LOCAL, 'web.default.svc.cluster.local')), ['10.96.0.5'], 'answering in its lame duck');
   t.equal(await nc.exited, 0);
   t.match(await n.exec(['iptables-save']), /NodeLocal DNS Cache/, 'rules kept');
   t.match(await n.exec(['ip', 'addr', 'show', 'dev', 'nodelocaldns']), LOCAL, 'interface kept');
