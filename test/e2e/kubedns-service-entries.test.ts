@@ -90,7 +90,11 @@ t.test('the whole pod from the manifest: a ServiceEntry host through dnscache, s
   const dns = pod.port(53);
   // dig fails outright while dnscache is still starting.
   const first = () => dig(dns, 'service1.test.global', 'A', ['+time=1', '+tries=1']).then((r) => answers(r).join(), () => '');
-  await eventually(async () => (await first()) === '127.255.0.2', 'service1.test.global through dnscache', 30_000);
+  await eventually(async () => (await first()) === '127.255.0.2', 'service1.test.global through dnscache', 30_000).catch((err) => {
+    // Seen once under a loaded CI run, never alone: the programs' own lines say why next time.
+    for (const [name, program] of pod.programs) t.comment(`--- ${name}\n${program.output().split('\n').slice(-25).join('\n')}`);
+    throw err;
+  });
   const aaaa = await dig(dns, 'service2.test.global', 'AAAA');
   t.same([aaaa.status, aaaa.answer.length], ['NOERROR', 0], 'NODATA for the other family, through dnscache');
 });
