@@ -125,13 +125,6 @@ export interface DnsServerOptions {
    */
   reusePort?: boolean;
   /**
-   * Bind UDP and TCP through node:cluster's primary (not exclusively): in a process forked as a
-   * cluster worker, the primary holds the sockets and hands the same ones to every worker that binds
-   * the address, so a successor takes over the very socket, queue included, and a restart closes
-   * none (dnscache under the nanny). Elsewhere it changes nothing. Default false.
-   */
-  shareSockets?: boolean;
-  /**
    * Round robin (CoreDNS's loadbalance): a reply whose answers are two or more A (or AAAA) records of
    * one name, from the handler or the cache, starts one record further on than the last. Default false.
    */
@@ -213,7 +206,6 @@ export class DnsServer {
       maxTcpPipelined: options.maxTcpPipelined ?? 100,
       udpRecvBufferSize: options.udpRecvBufferSize ?? 4 * 1024 * 1024,
       reusePort: options.reusePort ?? false,
-      shareSockets: options.shareSockets ?? false,
       roundRobin: options.roundRobin ?? false,
     };
     this.cache = options.answerCache ?? new AnswerCache({ maxBytes: this.opts.answerCacheBytes });
@@ -284,7 +276,6 @@ export class DnsServer {
       onError: (err) => this.observer.socketError?.('udp', err),
       recvBufferSize: this.opts.udpRecvBufferSize,
       reusePort: this.opts.reusePort,
-      shared: this.opts.shareSockets,
     });
   }
 
@@ -305,7 +296,6 @@ export class DnsServer {
       maxConnections: this.opts.maxTcpConnections,
       maxPipelined: this.opts.maxTcpPipelined,
       reusePort: this.opts.reusePort,
-      shared: this.opts.shareSockets,
     });
   }
 

@@ -26,8 +26,6 @@ export interface TcpOptions {
   maxPipelined: number;
   /** SO_REUSEPORT (see DnsServerOptions.reusePort). */
   reusePort: boolean;
-  /** Bound through node:cluster's primary (see DnsServerOptions.shareSockets). */
-  shared: boolean;
 }
 
 export class TcpListener {
@@ -48,7 +46,7 @@ export class TcpListener {
     return new Promise((resolve, reject) => {
       const onError = (err: Error): void => reject(err);
       this.server.once('error', onError);
-      this.server.listen({ host: address, port, exclusive: !this.opts.shared, reusePort: this.opts.reusePort }, () => {
+      this.server.listen({ host: address, port, exclusive: true, reusePort: this.opts.reusePort }, () => {
         this.server.off('error', onError);
         resolve((this.server.address() as net.AddressInfo).port);
       });

@@ -10,8 +10,6 @@ export interface UdpOptions {
   recvBufferSize: number;
   /** SO_REUSEPORT (see DnsServerOptions.reusePort). */
   reusePort: boolean;
-  /** Bound through node:cluster's primary (see DnsServerOptions.shareSockets). */
-  shared: boolean;
 }
 
 /**
@@ -45,7 +43,7 @@ export class UdpListener implements Responder {
     return new Promise((resolve, reject) => {
       const onError = (err: Error): void => reject(err);
       this.socket.once('error', onError);
-      this.socket.bind({ address, port, exclusive: !this.opts.shared }, () => {
+      this.socket.bind({ address, port, exclusive: true }, () => {
         this.socket.off('error', onError);
         try {
           this.socket.setRecvBufferSize(this.opts.recvBufferSize);

@@ -2,7 +2,6 @@
 // listen address sharing one answer cache (hits never reach the handler), started and stopped
 // together; reload() (SIGHUP) and logStatistics() (SIGUSR1) as dnsmasq has them.
 
-import cluster from 'node:cluster';
 import { AnswerCache } from '../dns/answer-cache.ts';
 import { DnsServer } from '../dns/server.ts';
 import { Forwarder, resolvConfNameservers, serverKey } from '../forward/forward.ts';
@@ -96,9 +95,7 @@ export class DnsCache {
     const addresses = c.listenAddresses.length > 0 ? c.listenAddresses : ['0.0.0.0'];
     // One cache for every address: a question asked on one is a hit on all.
     const onCacheHit = c.logQueries ? this.handler.logHit : undefined;
-    // Forked by the nanny as a cluster worker: the nanny holds the sockets and hands them to our successor.
-    const shareSockets = cluster.isWorker;
-    this.servers = addresses.map((address) => new DnsServer({ handler: this.handler.handle, address, port: c.port, answerCache: this.cache, onCacheHit, reusePort: c.reusePort, roundRobin: c.roundRobin, shareSockets }));
+    this.servers = addresses.map((address) => new DnsServer({ handler: this.handler.handle, address, port: c.port, answerCache: this.cache, onCacheHit, reusePort: c.reusePort, roundRobin: c.roundRobin }));
   }
 
   /** Binds every listen address (one taken: all closed, rejects); the addresses and ports bound. */

@@ -40,8 +40,8 @@ export function serversFileText(entries: readonly ServerEntry[]): string {
 
 const NO_RESOLV = new Set(['--no-resolv', '-R']);
 
-type ChildTraits = Pick<ChildCommand, 'logging'>;
-const UNKNOWN_CHILD: ChildTraits = { logging: [] };
+type ChildTraits = Pick<ChildCommand, 'startsBeside' | 'logging'>;
+const UNKNOWN_CHILD: ChildTraits = { startsBeside: false, logging: [] };
 
 /**
  * The child's command line. --no-resolv only when the ConfigMap has upstreams (otherwise the child
@@ -50,6 +50,8 @@ const UNKNOWN_CHILD: ChildTraits = { logging: [] };
 export function childArgs(rest: readonly string[], serversFile: string, hasUpstreams: boolean, child = UNKNOWN_CHILD): string[] {
   const args = [...rest, `--servers-file=${serversFile}`];
   if (hasUpstreams && !rest.some((a) => NO_RESOLV.has(a))) args.push('--no-resolv');
+  // A child that a replacement may start beside (dnscache) shares its port with it meanwhile.
+  if (child.startsBeside && !rest.includes('--reuse-port')) args.push('--reuse-port');
   // The child's log comes to the nanny (prefixed, and its ready line seen) unless the args send it
   // elsewhere: dnsmasq's default, syslog, is nowhere in a container.
   if (logFacility(rest) === null) args.push('--log-facility=-');

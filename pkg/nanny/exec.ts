@@ -19,14 +19,11 @@ export interface ChildCommand {
    */
   ready: RegExp | null;
   /**
-   * A replacement may start beside the running child and take over its sockets (dnscache, forked as
-   * a node:cluster worker: the nanny holds the sockets it binds and hands the same ones to the
-   * next): a restart then closes no socket and loses no query. dnsmasq cannot: the old one must be
-   * gone before the new one binds.
+   * A replacement may start beside the running child and take over its port (dnscache with
+   * `--reuse-port`, which the nanny adds): a restart then loses no query. dnsmasq cannot: the old
+   * one must be gone before the new one binds.
    */
   startsBeside: boolean;
-  /** For startsBeside: the Node entry and the Node flags before it (a cluster worker's exec and execArgv). */
-  script?: { entry: string; nodeFlags: string[] };
   /**
    * Flags that make the child write the nanny's log format (--logging-format), so the container's
    * stream is one format: our dnscache takes it; dnsmasq has none. Not --v: the manifest's -v=2 for
@@ -83,13 +80,12 @@ export function childCommand(exec: string, nodePath = process.execPath, logging 
   const ready = name === 'dnsmasq' ? /started, version/ : name === 'dnscache' ? /"listening"[ ,]/ : null;
   const ours = name === 'dnscache';
   const known = { name, ready, startsBeside: ours, logging: ours ? logging : [] };
-  // Not a script we can fork: no successor beside it (nothing would hand it the sockets).
-  if (!SCRIPT.has(extname(exec))) return { file: exec, prefix: [], ...known, startsBeside: false };
+  if (!SCRIPT.has(extname(exec))) return { file: exec, prefix: [], ...known };
   let flags: string[];
   try {
     flags = shebangNodeFlags(firstLine(exec));
   } catch {
-    return { file: exec, prefix: [], ...known, startsBeside: false };
+    return { file: exec, prefix: [], ...known };
   }
-  return { file: nodePath, prefix: [...flags, exec], ...known, ...(ours ? { script: { entry: exec, nodeFlags: flags } } : {}) };
+  return { file: nodePath, prefix: [...flags, exec], ...known };
 }

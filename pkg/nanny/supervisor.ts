@@ -5,7 +5,6 @@
 // one is gone, so it can bind the same port (dnsmasq; kubernetes/dns#419).
 
 import { spawn } from 'node:child_process';
-import cluster from 'node:cluster';
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Logger } from '../log/log.ts';
@@ -90,20 +89,6 @@ export function stoppedCleanly(e: ChildExit | null): boolean {
   if (e === null) return true;
   if (e.killed || e.error !== undefined) return false;
   return e.code === 0 || e.signal === 'SIGTERM';
-}
-
-/**
- * A child whose successor starts beside it (dnscache), forked as a node:cluster worker: every socket
- * it binds is created here and handed to it, and the same one to the next worker binding the same
- * address (SCHED_NONE: TCP too, each worker accepting itself). A restart then closes no socket: the
- * old worker closes only its copy, and what waits in the socket's queue is read by the new one.
- * Other children get their own process group (a Ctrl-C to ours reaches only us, and we stop the
- * child in order); a cluster worker stays in ours.
- */
-function forkWorker(script: { entry: string; nodeFlags: string[] }, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  cluster.schedulingPolicy = cluster.SCHED_NONE;
-  cluster.setupPrimary({ exec: script.entry, execArgv: script.nodeFlags, args, silent: true });
-  return cluster.fork(env).process;
 }
 
 export class Supervisor {
@@ -214,10 +199,11 @@ export class Supervisor {
   }
 
   private spawnChild(): void {
-    const { file, prefix, ready, script } = this.command;
+    const { file, prefix, ready } = this.command;
+    // Its own process group: a Ctrl-C to ours reaches only us, and we stop the child in order.
     // SUPERVISOR_ENV: our programs stop by themselves should this process die without stopping them.
     const env = { ...process.env, [SUPERVISOR_ENV]: String(process.pid) };
-    const proc = script !== undefined ? forkWorker(script, this.args, env) : spawn(file, [...prefix, ...this.args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
+    const proc = spawn(file, [...prefix, ...this.args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
     let settle!: (e: ChildExit) => void;
     let settleReady!: () => void;
     const run: Run = {
