@@ -17,7 +17,7 @@ import { deployAddon, deployNodeLocalDns, describe, nodeLocalDaemonSet, startCli
 import { ISSUE_LOAD, lossDuring, podsOf, prepareLoad } from '../test/cluster/harness/rollout.ts';
 import type { Workload } from '../test/cluster/harness/rollout.ts';
 import { NET } from '../test/cluster/harness/node-config.ts';
-import { only, readManifest, README_VALUES } from '../test/e2e/harness/manifests.ts';
+import { nodeLocalCorefile, README_VALUES } from '../test/e2e/harness/manifests.ts';
 import { ensureLink, removeLink } from '../pkg/nodecache/interface.ts';
 import { IptablesFirewall, nodeLocalRules } from '../pkg/nodecache/rules.ts';
 import { benchScope, commitOf, writeResults } from './report.ts';
@@ -45,8 +45,7 @@ const COREDNS: Workload = { kind: 'daemonset', name: 'coredns-node-local', selec
 
 /** Upstream's Corefile as node-cache renders it: our manifest's template with every pillar filled in. */
 function coreDnsCorefile(clusterDns: string): string {
-  const template = only(readManifest('optional/node-local-dns.yaml', README_VALUES), 'ConfigMap', 'node-local-dns').data.Corefile as string;
-  return template.replaceAll('__PILLAR__CLUSTER__DNS__', clusterDns).replaceAll('__PILLAR__UPSTREAM__SERVERS__', '/etc/resolv.conf');
+  return nodeLocalCorefile().replaceAll('__PILLAR__CLUSTER__DNS__', clusterDns).replaceAll('__PILLAR__UPSTREAM__SERVERS__', '/etc/resolv.conf');
 }
 
 /** Ours out (its rules and interface go with it), the rules made here, CoreDNS in as upstream's DaemonSet. */

@@ -18,49 +18,15 @@ import { eventually } from '../helpers/eventually.ts';
 import { service, yamlDocs } from '../helpers/kubedns.ts';
 import { netnsCanRun, podNetwork } from '../helpers/netns.ts';
 import { startCommand, startProgram } from '../helpers/process.ts';
+import { nodeLocalCorefile, README_VALUES } from '../e2e/harness/manifests.ts';
 import type { Program } from '../helpers/process.ts';
 
 const run = promisify(execFile);
-const LOCAL = '169.254.20.10';
-const CLUSTER_IP = '10.96.0.10';
+const LOCAL = README_VALUES.localDns;
+const CLUSTER_IP = README_VALUES.server;
 
-/** Kubernetes' nodelocaldns.yaml Corefile with the operator's pillars replaced (iptables mode: both addresses). */
-const TEMPLATE = `cluster.local:53 {
-    errors
-    cache {
-            success 9984 30
-            denial 9984 5
-    }
-    reload
-    loop
-    bind ${LOCAL} ${CLUSTER_IP}
-    forward . __PILLAR__CLUSTER__DNS__ {
-            force_tcp
-    }
-    prometheus :9253
-    health ${LOCAL}:8080
-    }
-in-addr.arpa:53 {
-    errors
-    cache 30
-    reload
-    loop
-    bind ${LOCAL} ${CLUSTER_IP}
-    forward . __PILLAR__CLUSTER__DNS__ {
-            force_tcp
-    }
-    prometheus :9253
-    }
-.:53 {
-    errors
-    cache 30
-    reload
-    loop
-    bind ${LOCAL} ${CLUSTER_IP}
-    forward . __PILLAR__UPSTREAM__SERVERS__
-    prometheus :9253
-    }
-`;
+/** Kubernetes' nodelocaldns.yaml Corefile (our manifest's) with the operator's pillars replaced (iptables mode: both addresses). */
+const TEMPLATE = nodeLocalCorefile();
 
 interface Node {
   netns: string;

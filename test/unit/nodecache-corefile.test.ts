@@ -9,56 +9,11 @@ import { CorefileError } from '../../pkg/nodecache/errors.ts';
 import { planCorefile } from '../../pkg/nodecache/plan.ts';
 import type { PlanContext } from '../../pkg/nodecache/plan.ts';
 import { renderCorefile, serviceHostEnv } from '../../pkg/nodecache/template.ts';
+import { nodeLocalCorefile } from '../e2e/harness/manifests.ts';
 import type { TemplateValues } from '../../pkg/nodecache/template.ts';
 
-/** Kubernetes' nodelocaldns.yaml Corefile, with the operator's three pillars replaced as its docs say. */
-const BASE = `cluster.local:53 {
-    errors
-    cache {
-            success 9984 30
-            denial 9984 5
-    }
-    reload
-    loop
-    bind 169.254.20.10 10.96.0.10
-    forward . __PILLAR__CLUSTER__DNS__ {
-            force_tcp
-    }
-    prometheus :9253
-    health 169.254.20.10:8080
-    }
-in-addr.arpa:53 {
-    errors
-    cache 30
-    reload
-    loop
-    bind 169.254.20.10 10.96.0.10
-    forward . __PILLAR__CLUSTER__DNS__ {
-            force_tcp
-    }
-    prometheus :9253
-    }
-ip6.arpa:53 {
-    errors
-    cache 30
-    reload
-    loop
-    bind 169.254.20.10 10.96.0.10
-    forward . __PILLAR__CLUSTER__DNS__ {
-            force_tcp
-    }
-    prometheus :9253
-    }
-.:53 {
-    errors
-    cache 30
-    reload
-    loop
-    bind 169.254.20.10 10.96.0.10
-    forward . __PILLAR__UPSTREAM__SERVERS__
-    prometheus :9253
-    }
-`;
+/** Kubernetes' nodelocaldns.yaml Corefile (our manifest ships it unchanged) with the operator's three pillars replaced as its docs say. */
+const BASE = nodeLocalCorefile();
 
 const values = (config = emptyConfig()): TemplateValues => ({ clusterDns: '10.96.100.7', resolvServers: ['10.200.0.1'], localIps: ['169.254.20.10', '10.96.0.10'], port: 53, config });
 const ctx: PlanContext = { defaultPort: 53, resolvServers: () => [{ host: '10.200.0.1', port: 53 }] };

@@ -83,3 +83,9 @@ export function only(objects: KubeObject[], kind: string, name?: string): KubeOb
   if (found.length !== 1) throw new Error(`expected one ${kind}${name ? ` ${name}` : ''}, found ${found.length}`);
   return found[0];
 }
+
+/** optional/node-local-dns.yaml's Corefile template (upstream's) with the README's values: node-cache's -basecorefile. */
+export function nodeLocalCorefile(): string {
+  const cm = readManifest('optional/node-local-dns.yaml', README_VALUES).find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'node-local-dns');
+  return cm!.data.Corefile as string;
+}
