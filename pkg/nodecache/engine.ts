@@ -38,8 +38,8 @@ function holds(zone: string, qname: string): boolean {
 function router(zones: readonly ServedZone[]): Handler {
   const longestFirst = [...zones].sort((a, b) => b.plan.zone.length - a.plan.zone.length);
   return (q) => {
-    const name = q.qname.endsWith('.') ? q.qname.slice(0, -1) : q.qname;
-    for (const z of longestFirst) if (holds(z.plan.zone, name)) return z.handler.handle(q);
+    // q.qname is canonical: lowercase, no trailing dot.
+    for (const z of longestFirst) if (holds(z.plan.zone, q.qname)) return z.handler.handle(q);
     return null; // no zone here holds it: CoreDNS answers REFUSED; a dropped query costs the asker the same retry
   };
 }

@@ -122,7 +122,8 @@ export class NodeCache {
     const o = this.o;
     const clusterDns = o.env[serviceHostEnv(o.upstreamSvc)] ?? '';
     if (clusterDns === '') this.log.warn('the upstream Service has no ClusterIP in the environment', { variable: serviceHostEnv(o.upstreamSvc) });
-    const resolvServers = resolvConfNameservers(o.resolvConf).map((u) => (u.port === 53 ? u.host : `${u.host.includes(':') ? `[${u.host}]` : u.host}:${u.port}`));
+    // A resolv.conf names addresses only (port 53); renderCorefile writes them as forward targets.
+    const resolvServers = resolvConfNameservers(o.resolvConf).map((u) => u.host);
     const rendered = renderCorefile(readFileSync(o.baseCorefile, 'utf8'), { clusterDns, resolvServers, localIps: o.localIps, port: o.dnsPort, config });
     for (const s of rendered.skipped) {
       this.count('configmap');
