@@ -4,7 +4,8 @@
 // well under every server's ceiling, mixing cache hits, misses and stub-domain names:
 //   baseline: nothing changes (dnsperf loses a few queries at the edges of any run);
 //   sighup:   the stub domain's server swapped between two upstreams (servers-file + SIGHUP);
-//   restart:  upstreamNameservers flipped none <-> some (--no-resolv changes: the child restarts).
+//   restart:  upstreamNameservers flipped none <-> some: dnsmasq restarts (--no-resolv changes);
+//             dnscache takes it by SIGHUP (a no-resolv line in its servers-file).
 // Each change must show up in an answer (a never-asked name answered by the new route) and in the
 // nanny's log, so a run where nothing happened cannot pass as "0 lost". A prober beside dnsperf
 // asks one name every 10 ms; its unanswered stretches say how long the port went unanswered.
@@ -450,7 +451,8 @@ async function oneRun(dir: string, nanny: NannyRun, forwarder: Forwarder, path: 
     changes: path === 'baseline' ? 0 : CHANGES,
     verified: applyMs.length,
     applyMs,
-    logged: path === 'sighup' ? count(log, LOGGED_RELOAD) : path === 'restart' ? count(log, LOGGED_RESTART) : 0,
+    // The upstreams flip: a restart for dnsmasq, a SIGHUP for dnscache; either is the change applied.
+    logged: path === 'baseline' ? 0 : count(log, LOGGED_RELOAD) + count(log, LOGGED_RESTART),
     childStarts: count(log, CHILD_STARTED),
     unexpectedExits: count(log, UNEXPECTED_EXIT),
     perf: result,
@@ -524,7 +526,7 @@ const notNoerror = (p: LoadResult): string =>
 const PATH_TITLE: Record<ChangePath, string> = {
   baseline: 'baseline (no change)',
   sighup: 'stub server swapped (servers-file + SIGHUP)',
-  restart: 'upstreams none ↔ some (restart)',
+  restart: 'upstreams none ↔ some (dnsmasq: restart; dnscache: SIGHUP)',
 };
 
 /** The markdown section for bench/results/dnscache-<date>.md. */

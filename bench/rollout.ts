@@ -4,21 +4,27 @@
 // dnsperf at 1,000 queries/s over 20 long-lived sockets (2 s timeout: lost = no answer by then) and,
 // at the same time, 10 lookups/s each from a new socket (dig, one try of 2 s). Each disruption —
 // `kubectl delete pod` of one of the two pods, `kubectl rollout restart` — RUNS times per system.
-// Writes bench/results/rollout-<date>.{json,md}. Needs what the cluster tier needs (root, the cached
-// binaries, test/cluster/images/build.sh) and CoreDNS's image (test/cluster/images/build-coredns.sh).
+// Both paths a pod's DNS takes: straight to the cluster DNS (its ClusterIP), and behind node-cache
+// (manifests/optional/node-local-dns.yaml holding the ClusterIP on the node), there with names no cache
+// holds so that every query still reaches the pods being disrupted. BENCH_ROLLOUT_PATHS picks
+// (`direct,node-cache`, the default). Writes bench/results/rollout-<date>.{json,md}. Needs what the
+// cluster tier needs (root, the cached binaries, test/cluster/images/build.sh) and CoreDNS's image
+// (test/cluster/images/build-coredns.sh).
 
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { clusterMissing, startNodeCluster } from '../test/cluster/harness/cluster.ts';
 import type { NodeCluster } from '../test/cluster/harness/cluster.ts';
-import { deployAddon, describe, startClientPod, waitFor } from '../test/cluster/harness/addon.ts';
-import { dnsDeployment, ISSUE_LOAD, lossDuring, podsOf, prepareLoad } from '../test/cluster/harness/rollout.ts';
+import { deployAddon, deployNodeLocalDns, describe, startClientPod, waitFor } from '../test/cluster/harness/addon.ts';
+import { dnsDeployment, ISSUE_LOAD, lossDuring, podsOf, prepareLoad, prepareMissLoad } from '../test/cluster/harness/rollout.ts';
 import type { Disruption } from '../test/cluster/harness/rollout.ts';
 import { benchScope, commitOf, writeResults } from './report.ts';
 import { repoRoot } from './servers.ts';
 
 const RUNS = Number(process.env.BENCH_ROLLOUT_RUNS ?? 5);
+type Path = 'direct' | 'node-cache';
+const PATHS = (process.env.BENCH_ROLLOUT_PATHS ?? 'direct,node-cache').split(',') as Path[];
 const COREDNS_IMAGE = 'coredns/coredns:v1.15.0';
 /** Long enough for either system's slowest disruption (a rollout of CoreDNS waits for 10 s probes). */
 const SECONDS: Record<Disruption, number> = { 'pod deleted': 30, 'rollout restart': 60 };
@@ -28,6 +34,7 @@ const CLIENT = 'client';
 type System = 'kube-dns-ts' | 'CoreDNS';
 interface Run {
   system: System;
+  path: Path;
   disruption: Disruption;
   disruptionMs: number;
   sent: number;
@@ -46,32 +53,50 @@ async function switchToCoreDns(c: NodeCluster): Promise<number> {
   return 2;
 }
 
-async function measure(c: NodeCluster, system: System, deployment: string, replicas: number, runs: Run[]): Promise<void> {
+async function measure(c: NodeCluster, system: System, path: Path, deployment: string, replicas: number, runs: Run[]): Promise<void> {
   for (const disruption of ['pod deleted', 'rollout restart'] as const) {
     for (let i = 0; i < RUNS; i++) {
       const r = await lossDuring(c, NS, CLIENT, { ...ISSUE_LOAD, seconds: SECONDS[disruption] }, dnsDeployment(deployment, replicas), disruption);
-      console.log(`# ${system}, ${disruption} #${i + 1}: ${r.disruptionMs} ms; dnsperf sent ${r.sent}, lost ${r.lost}; lookups ${r.lookups}, failed ${r.failedLookups.length}`);
-      runs.push({ system, disruption, disruptionMs: r.disruptionMs, sent: r.sent, lost: r.lost, lookups: r.lookups, failedLookups: r.failedLookups });
+      console.log(`# ${system} (${path}), ${disruption} #${i + 1}: ${r.disruptionMs} ms; dnsperf sent ${r.sent}, lost ${r.lost}; lookups ${r.lookups}, failed ${r.failedLookups.length}`);
+      runs.push({ system, path, disruption, disruptionMs: r.disruptionMs, sent: r.sent, lost: r.lost, lookups: r.lookups, failedLookups: r.failedLookups });
     }
   }
 }
 
+/** Measures `system` on each path in PATHS, node-cache last (it stays deployed). */
+async function measurePaths(c: NodeCluster, system: System, deployment: string, replicas: number, runs: Run[]): Promise<void> {
+  for (const path of PATHS) {
+    if (path === 'node-cache') {
+      await deployNodeLocalDns(c);
+      await prepareMissLoad(c, NS, CLIENT);
+    } else await prepareLoad(c, NS, CLIENT);
+    await measure(c, system, path, deployment, replicas, runs);
+  }
+}
+
+/** node-cache gone (it gives the ClusterIP back to kube-proxy's rules at exit). */
+async function removeNodeLocalDns(c: NodeCluster): Promise<void> {
+  await c.kubectl(['-n', 'kube-system', 'delete', 'daemonset', 'node-local-dns', '--wait=true']);
+  await waitFor('node-local-dns gone', async () => (await c.request('GET', '/api/v1/namespaces/kube-system/pods?labelSelector=k8s-app%3Dnode-local-dns')).body.items.length === 0, 60_000);
+}
+
 function report(runs: Run[], when: string, load: string): string {
-  const cell = (system: System, disruption: Disruption, f: (r: Run) => number) =>
-    runs.filter((r) => r.system === system && r.disruption === disruption).map(f).join(' / ');
   const rows: string[] = [];
-  for (const disruption of ['pod deleted', 'rollout restart'] as const) {
-    for (const system of ['kube-dns-ts', 'CoreDNS'] as const) {
-      rows.push(`| ${disruption} | ${system} | ${cell(system, disruption, (r) => r.lost)} | ${cell(system, disruption, (r) => r.failedLookups.length)} | ${cell(system, disruption, (r) => Math.round(r.disruptionMs / 100) / 10)} |`);
+  for (const path of PATHS) {
+    for (const disruption of ['pod deleted', 'rollout restart'] as const) {
+      for (const system of ['kube-dns-ts', 'CoreDNS'] as const) {
+        const cell = (f: (r: Run) => number) => runs.filter((r) => r.system === system && r.path === path && r.disruption === disruption).map(f).join(' / ');
+        rows.push(`| ${path} | ${disruption} | ${system} | ${cell((r) => r.lost)} | ${cell((r) => r.failedLookups.length)} | ${cell((r) => Math.round(r.disruptionMs / 100) / 10)} |`);
+      }
     }
   }
-  const failures = runs.flatMap((r) => r.failedLookups.map((f) => `- ${r.system}, ${r.disruption}: ${f}`));
+  const failures = runs.flatMap((r) => r.failedLookups.map((f) => `- ${r.system} (${r.path}), ${r.disruption}: ${f}`));
   return `# Rolling the cluster DNS under load (${when})
 
 ${load}
 
-| disruption | system | dnsperf lost, per run | new-socket lookups failed, per run | disruption (s), per run |
-|---|---|---|---|---|
+| path | disruption | system | dnsperf lost, per run | new-socket lookups failed, per run | disruption (s), per run |
+|---|---|---|---|---|---|
 ${rows.join('\n')}
 ${failures.length > 0 ? `\nFailed lookups:\n${failures.join('\n')}\n` : ''}`;
 }
@@ -80,16 +105,16 @@ async function main(): Promise<void> {
   const missing = clusterMissing();
   if (missing !== null) throw new Error(`cannot run a cluster here: ${missing}`);
   const when = new Date().toISOString();
-  const load = `${commitOf(repoRoot)}. node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model}), load average at start ${loadavg()[0].toFixed(2)}. One node (kube-proxy iptables), 2 replicas each: manifests/kube-dns.yaml as the README deploys it; CoreDNS ${COREDNS_IMAGE.split(':')[1]} as kubeadm deploys it (bench/coredns-kubeadm.yaml: lameduck 5s, readiness /ready every 10 s, maxUnavailable 1). In a client pod, through the ClusterIP: dnsperf -c ${ISSUE_LOAD.sockets} -Q ${ISSUE_LOAD.qps} -t ${ISSUE_LOAD.timeoutS} for ${SECONDS['pod deleted']} s (pod deleted) or ${SECONDS['rollout restart']} s (rollout restart), the disruption 3 s in; beside it dig +tries=1 +time=${ISSUE_LOAD.timeoutS}, a new process and socket per lookup, ${ISSUE_LOAD.lookupsPerSecond}/s. ${RUNS} runs each, in order.`;
+  const load = `${commitOf(repoRoot)}. node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model}), load average at start ${loadavg()[0].toFixed(2)}. One node (kube-proxy iptables), 2 replicas each: manifests/kube-dns.yaml as the README deploys it; CoreDNS ${COREDNS_IMAGE.split(':')[1]} as kubeadm deploys it (bench/coredns-kubeadm.yaml: lameduck 5s, readiness /ready every 10 s, maxUnavailable 1). In a client pod, through the ClusterIP: dnsperf -c ${ISSUE_LOAD.sockets} -Q ${ISSUE_LOAD.qps} -t ${ISSUE_LOAD.timeoutS} for ${SECONDS['pod deleted']} s (pod deleted) or ${SECONDS['rollout restart']} s (rollout restart), the disruption 3 s in; beside it dig +tries=1 +time=${ISSUE_LOAD.timeoutS}, a new process and socket per lookup, ${ISSUE_LOAD.lookupsPerSecond}/s. Paths: ${PATHS.join(', ')}; direct: dnsperf asks 4 names of the cluster (A, AAAA, SRV); node-cache: our node-cache (manifests/optional/node-local-dns.yaml) holds the ClusterIP on the node and forwards over TCP to the kube-dns-upstream Service, and dnsperf asks 120,000 distinct names no cache holds (NXDOMAIN), so every query reaches the pods being disrupted. ${RUNS} runs each, in order.`;
   const scope = benchScope();
   const runs: Run[] = [];
   try {
     const c = await startNodeCluster(scope.t, { proxyMode: 'iptables', images: [COREDNS_IMAGE] });
     const replicas = (await deployAddon(c)).spec.replicas as number;
     await startClientPod(c, NS, CLIENT);
-    await prepareLoad(c, NS, CLIENT);
-    await measure(c, 'kube-dns-ts', 'kube-dns', replicas, runs);
-    await measure(c, 'CoreDNS', 'coredns', await switchToCoreDns(c), runs);
+    await measurePaths(c, 'kube-dns-ts', 'kube-dns', replicas, runs);
+    if (PATHS.includes('node-cache')) await removeNodeLocalDns(c);
+    await measurePaths(c, 'CoreDNS', 'coredns', await switchToCoreDns(c), runs);
   } finally {
     await scope.close();
   }

@@ -4,6 +4,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { configureLogging, createLogger } from '../../pkg/log/log.ts';
 import { DnsCache } from '../../pkg/dnscache/program.ts';
+import { DnsCacheThreads } from '../../pkg/dnscache/threads.ts';
 import { stopOnSignals } from '../../pkg/signals/shutdown.ts';
 import { parseArgsOrExit } from './flags.ts';
 
@@ -16,12 +17,13 @@ const log = createLogger('dnscache');
 // SIGHUP: servers and resolv files again, cache cleared (as dnsmasq). SIGUSR1: statistics to the log.
 // Taken from the first line on: Node's default for both is to exit, and a nanny may send SIGHUP
 // while we start. One that arrives before we run is applied once we do.
-let running: DnsCache | undefined;
+let running: DnsCache | DnsCacheThreads | undefined;
 let reloadWanted = false;
 process.on('SIGHUP', () => (running !== undefined ? running.reload() : (reloadWanted = true)));
-process.on('SIGUSR1', () => running?.logStatistics());
+process.on('SIGUSR1', () => void running?.logStatistics());
 
-const dnscache = new DnsCache(config, log);
+// --workers: more threads answering, on the same port (pkg/dnscache/threads.ts).
+const dnscache = config.workers > 1 ? new DnsCacheThreads(config, log) : new DnsCache(config, log);
 const listening = await dnscache.start().catch((err: Error) => {
   log.error('cannot start', { err: err.message });
   process.exit(1);

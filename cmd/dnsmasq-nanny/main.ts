@@ -18,8 +18,9 @@ const { values: f, rest } = parseOrExit(nannyFlags, process.argv.slice(2), {
 });
 const log = createLogger('dnsmasq-nanny');
 
+const command = childCommand(f.dnsmasqExec);
 const nanny = new Nanny({
-  command: childCommand(f.dnsmasqExec),
+  command,
   childArgs: rest,
   restartOnChange: f.restartDnsmasq,
   configDir: f.configDir,
@@ -48,6 +49,6 @@ stopOnSignals(log, {
   lameDuck: () => nanny.lameDuck(),
   stop: async () => {
     const exit = await nanny.stop();
-    if (!stoppedCleanly(exit)) throw new Error(`the child did not stop cleanly: ${describeExit(exit!)}`);
+    if (!stoppedCleanly(exit, command.stopCodes)) throw new Error(`the child did not stop cleanly: ${describeExit(exit!)}`);
   },
 });

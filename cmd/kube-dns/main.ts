@@ -72,6 +72,7 @@ const kubeDns = new KubeDns({
   source,
   answerCacheBytes: parseByteSize(f['cache-bytes'])!,
   roundRobin: f['round-robin'],
+  workers: f.workers,
   serviceEntries: f['service-entries'],
   autopath: f.autopath,
   version: VERSION,

@@ -120,8 +120,8 @@ export interface DnsServerOptions {
   /** SO_RCVBUF to ask for (bounded by net.core.rmem_max); failure is ignored. Default 4 MiB. */
   udpRecvBufferSize?: number;
   /**
-   * Bind UDP and TCP with SO_REUSEPORT: a successor process can bind the same port and serve beside
-   * this one before it closes (dnscache under the nanny: a restart that loses no query). Default false.
+   * Bind UDP and TCP with SO_REUSEPORT: another socket (a successor process, another thread of this
+   * one) can bind the same port and serve beside this one (node-cache's surge, --workers). Default false.
    */
   reusePort?: boolean;
   /**

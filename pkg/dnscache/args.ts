@@ -30,6 +30,11 @@ export interface DnscacheConfig {
    */
   reusePort: boolean;
   /**
+   * --workers (ours): threads answering queries, each with its own sockets on the port (SO_REUSEPORT),
+   * its own cache (a share of --cache-size and --cache-bytes) and forwarder. 1: this thread alone.
+   */
+  workers: number;
+  /**
    * --add-subnet=32[,128]: pass each asker's whole address as an EDNS Client Subnet to servers on
    * loopback (kube-dns in the pod, for --autopath), and keep replies scoped to it for that asker only.
    */
@@ -100,6 +105,9 @@ export const STALE_DEFAULT_S = 86_400;
 /** dnsmasq caps --min-cache-ttl at one hour (TTL_FLOOR_LIMIT). */
 const MIN_CACHE_TTL_LIMIT = 3600;
 
+/** More threads than any node has cores for is a typo. */
+const MAX_WORKERS = 256;
+
 function int(name: string, value: string, max = 0x7fffffff): number {
   if (!/^\d+$/.test(value) || Number(value) > max) throw new ArgsError(name, `bad value for --${name}: ${JSON.stringify(value)}`);
   return Number(value);
@@ -167,6 +175,7 @@ const options: Record<string, OptionSpec> = {
   'cache-bytes': { kind: 'value', apply: (c, v, n) => (c.cacheBytes = byteSize(n, v)) },
   'add-subnet': { kind: 'value', apply: (c, v, n) => (c.addSubnet = addSubnet(n, v)) },
   'reuse-port': { kind: 'flag', apply: (c) => (c.reusePort = true) },
+  workers: { kind: 'value', apply: (c, v, n) => (c.workers = Math.max(1, int(n, v, MAX_WORKERS))) },
   'no-round-robin': { kind: 'flag', apply: (c) => (c.roundRobin = false) },
   'use-stale-cache': { kind: 'optional', apply: (c, v, n) => (c.staleS = v === '' ? STALE_DEFAULT_S : Math.max(1, int(n, v))) },
   'no-negcache': { kind: 'flag', apply: (c) => (c.noNegcache = true) },
@@ -214,6 +223,7 @@ export function defaultConfig(): DnscacheConfig {
     cacheSize: 150,
     cacheBytes: DEFAULT_CACHE_BYTES,
     reusePort: false,
+    workers: 1,
     addSubnet: false,
     roundRobin: true,
     noNegcache: false,
@@ -288,12 +298,17 @@ export function parseArgs(argv: readonly string[]): DnscacheConfig {
  * A --servers-file: one `server=...` per line (dnsmasq allows only those there); blank lines and `#`
  * comments skipped. Bad lines are returned as errors, the good ones are still used.
  */
-export function parseServersFile(text: string): { servers: Upstream[]; stubs: StubServer[]; order: Upstream[]; errors: string[] } {
+export function parseServersFile(text: string): { servers: Upstream[]; stubs: StubServer[]; order: Upstream[]; noResolv: boolean; errors: string[] } {
   const c = defaultConfig();
   const errors: string[] = [];
   for (const raw of text.split('\n')) {
     const line = raw.trim();
     if (line === '' || line.startsWith('#')) continue;
+    // Ours (dnsmasq takes server= lines only): the nanny's way to turn the resolv file off with a SIGHUP.
+    if (line === 'no-resolv') {
+      c.noResolv = true;
+      continue;
+    }
     const m = /^server\s*=\s*(\S+)$/.exec(line);
     try {
       if (m === null) throw new ArgsError('servers-file', `not a server= line: ${JSON.stringify(line)}`);
@@ -302,5 +317,5 @@ export function parseServersFile(text: string): { servers: Upstream[]; stubs: St
       errors.push((err as Error).message);
     }
   }
-  return { servers: c.servers, stubs: c.stubs, order: c.serverOrder ?? [], errors };
+  return { servers: c.servers, stubs: c.stubs, order: c.serverOrder ?? [], noResolv: c.noResolv, errors };
 }

@@ -9,6 +9,7 @@ import { Class, Rcode } from '../dns/constants.ts';
 import { canonicalName, readName } from '../dns/codec.ts';
 import { u16 } from '../dns/header.ts';
 import { emptyMessage } from '../dns/message.ts';
+import { ENTRY_OVERHEAD } from '../dns/answer-cache.ts';
 import type { AnswerCache } from '../dns/answer-cache.ts';
 import type { Answer, Handler, Query } from '../dns/server.ts';
 import { ForwardError } from '../forward/forward.ts';
@@ -46,6 +47,44 @@ export interface CachingHandlerOptions {
   serversBind?: () => string[];
   /** --add-subnet: the asker's address goes to servers on loopback, and replies scoped to it are kept for it alone. */
   addSubnet?: boolean;
+  /** Every answer's Answer.tag is this plus its AnswerKind (node-cache: the zone's first tag). Default 0. */
+  tagBase?: number;
+  /**
+   * The CHAOS statistics (counters, servers.bind's strings) of the whole process when it answers from
+   * several threads (dnscache --workers): CHAOS queries are answered once they are in. Without it,
+   * this handler's own.
+   */
+  statistics?: () => Promise<{ counters: CacheCounters; servers: string[] }>;
+  /**
+   * Keep every cacheable reply here too, within maxBytes (dnscache --workers: the handler of every
+   * thread's misses), so a question one thread's cache missed and another's asked before is answered
+   * from here, its TTLs aged, and cached by the asking thread: one upstream query per question for
+   * all threads. It is then the process's one logical cache: the CHAOS insertions and evictions are
+   * its own, and the hits are the threads' plus its own.
+   */
+  sharedStore?: { maxBytes: number };
+}
+
+/** The shared store's counts (CachingHandlerOptions.sharedStore), for the statistics. */
+export interface SharedStoreStats {
+  entries: number;
+  bytes: number;
+  insertions: number;
+  evictions: number;
+  expired: number;
+}
+
+/**
+ * What an answer is, in its Answer.tag (tagBase + kind): the DNS server reports it with each reply,
+ * from the cache too, so per-zone metrics tell hits by CoreDNS's cache types (success, denial).
+ */
+export const AnswerKind = { success: 0, denial: 1, stale: 2, failed: 3 } as const;
+export const ANSWER_KINDS = 4;
+
+/** NXDOMAIN, or NOERROR with no answer (NODATA): what CoreDNS's cache calls a denial. */
+function isDenial(wire: Uint8Array): boolean {
+  const rcode = wire[3] & 0x0f;
+  return rcode === Rcode.NXDOMAIN || (rcode === Rcode.NOERROR && wire[6] === 0 && wire[7] === 0);
 }
 
 /** An upstream reply with TTLs as the cache keeps them, and its lifetime (0 = not kept). */
@@ -67,6 +106,8 @@ interface ScopedEntry {
   wire: Uint8Array;
   ttlOffsets: readonly number[];
   storedAt: number;
+  /** Seconds it may be kept from storedAt. */
+  ttl: number;
 }
 
 export class CachingHandler {
@@ -78,10 +119,17 @@ export class CachingHandler {
   private readonly logQueries: boolean;
   private readonly loop: LoopDetector | undefined;
   private readonly serversBind: (() => string[]) | undefined;
+  private readonly tagBase: number;
+  private readonly statistics: CachingHandlerOptions['statistics'];
   private readonly inflight = new Map<string, Promise<Forwarded>>();
   private readonly addSubnet: boolean;
   /** --add-subnet: replies scoped to one asker, by `<asker> <question key>`; null without it or a cache. */
   private readonly scoped: LRUCache<string, ScopedEntry> | null;
+  /** sharedStore: every cacheable reply, by question key, until its TTL; null = off. */
+  private readonly shared: LRUCache<string, ScopedEntry> | null;
+  /** Questions answered from `shared`: hits of the process's one logical cache. */
+  private sharedHits = 0;
+  private readonly sharedCounts = { insertions: 0, evictions: 0, expired: 0 };
   /** policy.staleS: the last good reply per question, kept until staleS past its expiry; null = off. */
   private readonly stale: LRUCache<string, StaleEntry> | null;
   /** Questions the cache did not answer (CHAOS and returning loop probes are not questions for it). */
@@ -95,15 +143,37 @@ export class CachingHandler {
     this.logQueries = o.logQueries === true;
     this.loop = o.loop;
     this.serversBind = o.serversBind;
+    this.tagBase = o.tagBase ?? 0;
+    this.statistics = o.statistics;
     this.addSubnet = o.addSubnet === true;
     this.scoped = this.addSubnet && o.policy.size > 0 ? new LRUCache({ max: o.policy.size }) : null;
     this.stale = (o.policy.staleS ?? 0) > 0 && o.policy.size > 0 ? new LRUCache({ max: o.policy.size }) : null;
+    this.shared = o.sharedStore !== undefined && o.policy.size > 0 && o.sharedStore.maxBytes > 0 ? this.sharedLru(o.policy.size, o.sharedStore.maxBytes) : null;
   }
 
   /** dnsmasq's cache statistics: the cache's own counts, and the misses seen here. */
   counters(): CacheCounters {
     const { insertions, evictions, hits } = this.cache.stats;
+    if (this.shared !== null) return { cachesize: this.policy.size, ...this.sharedCounts, hits: hits + this.sharedHits, misses: this.misses };
     return { cachesize: this.policy.size, insertions, evictions, hits, misses: this.misses };
+  }
+
+  /** The shared store's counts; null without one. */
+  sharedStoreStats(): SharedStoreStats | null {
+    if (this.shared === null) return null;
+    return { entries: this.shared.size, bytes: this.shared.calculatedSize, ...this.sharedCounts };
+  }
+
+  private sharedLru(max: number, maxSize: number): LRUCache<string, ScopedEntry> {
+    return new LRUCache<string, ScopedEntry>({
+      max,
+      maxSize,
+      sizeCalculation: (e, key) => ENTRY_OVERHEAD + key.length + e.wire.length,
+      dispose: (_e, _key, reason) => {
+        if (reason === 'evict') this.sharedCounts.evictions++;
+        else if (reason === 'expire') this.sharedCounts.expired++;
+      },
+    });
   }
 
   /** For the DnsServers' onCacheHit with --log-queries: the line a handled query would get. */
@@ -114,24 +184,31 @@ export class CachingHandler {
 
   readonly handle: Handler = (q: Query): Answer | Promise<Answer> | null => {
     const { question, message } = q;
-    if (question.class === Class.CH) return { message: chaosReply(q.qname, question.type, this.counters(), this.serversBind) };
+    if (question.class === Class.CH) return this.chaos(q.qname, question.type);
     if (this.loop !== undefined && this.loop.caught(q.qname, question.type, question.class)) {
       if (this.logQueries) this.log.info('query', { name: q.qname, type: question.type, from: 'loop-probe', client: q.remoteAddress });
       return null;
     }
+    let key = questionKey(q.qname, question.type, question.class, message.edns?.do === true, message.cd);
+    const shared = this.shared === null ? null : this.agedHit(this.shared, key);
+    if (shared !== null) {
+      this.sharedHits++;
+      // A hit of the process's one cache (another thread's miss): logged as every hit is.
+      if (this.logQueries) this.log.info('query', { name: q.qname, type: question.type, from: 'cache', client: q.remoteAddress });
+      return { ...shared, cacheable: shared.ttl > 0, tag: this.tagOf(shared.wire) };
+    }
     // The DnsServers answer every hit before the handler: whatever comes here is a miss (an
     // expired entry included, once: the server deleted it).
     this.misses++;
-    let key = questionKey(q.qname, question.type, question.class, message.edns?.do === true, message.cd);
     // --add-subnet: a question for a server in the pod goes with the asker's address, and its reply
     // may hold for this asker alone: asked, shared in flight and kept per asker.
     const asker = this.addSubnet && this.forwarder.isLocal(q.qname) ? q.remoteAddress : null;
     if (asker !== null) {
       key = `${asker} ${key}`;
-      const kept = this.scopedHit(key);
+      const kept = this.scoped === null ? null : this.agedHit(this.scoped, key);
       if (kept !== null) {
         if (this.logQueries) this.log.info('query', { name: q.qname, type: question.type, from: 'cache', client: q.remoteAddress });
-        return { wire: kept };
+        return { wire: kept.wire, tag: this.tagOf(kept.wire) };
       }
     }
     const pending = this.inflight.get(key);
@@ -142,19 +219,28 @@ export class CachingHandler {
     if (pending !== undefined) {
       this.stats.shared++;
       // The asker that sent the upstream query stores the answer; once is enough.
-      return pending.then((r) => ({ wire: r.wire }), failed);
+      return pending.then((r) => ({ wire: r.wire, tag: this.tagOf(r.wire) }), failed);
     }
-    return this.forward(q, key, asker).then((r) => (r.scoped ? { wire: r.wire } : { wire: r.wire, cacheable: r.ttl > 0, ttl: r.ttl }), failed);
+    return this.forward(q, key, asker).then((r) => (r.scoped ? { wire: r.wire, tag: this.tagOf(r.wire) } : { wire: r.wire, cacheable: r.ttl > 0, ttl: r.ttl, tag: this.tagOf(r.wire) }), failed);
   };
 
-  /** A kept scoped reply with its TTLs aged by the whole seconds it was kept; null when none is live. */
-  private scopedHit(key: string): Uint8Array | null {
-    const e = this.scoped?.get(key);
+  private chaos(qname: string, qtype: number): Answer | Promise<Answer> {
+    if (this.statistics === undefined) return { message: chaosReply(qname, qtype, this.counters(), this.serversBind), tag: this.tagBase };
+    return this.statistics().then((s) => ({ message: chaosReply(qname, qtype, s.counters, () => s.servers), tag: this.tagBase }));
+  }
+
+  private tagOf(wire: Uint8Array): number {
+    return this.tagBase + (isDenial(wire) ? AnswerKind.denial : AnswerKind.success);
+  }
+
+  /** A kept reply with its TTLs aged by the whole seconds it was kept, and the seconds it has left; null when none is live. */
+  private agedHit(store: LRUCache<string, ScopedEntry>, key: string): { wire: Uint8Array; ttl: number } | null {
+    const e = store.get(key);
     if (e === undefined) return null;
     const age = Math.floor((Date.now() - e.storedAt) / 1000);
     const wire = Buffer.from(e.wire);
     for (const off of e.ttlOffsets) writeTtl(wire, off, Math.max(0, readTtl(wire, off) - age));
-    return wire;
+    return { wire, ttl: e.ttl - age };
   }
 
   /** The reply to a question sent with the asker's address: scoped ones kept for the asker, the option taken out. */
@@ -162,7 +248,7 @@ export class CachingHandler {
     const { scope, wire } = takeClientSubnet(reply);
     const { ttl, ttlOffsets } = prepareForKeeping(wire, this.policy);
     if (scope <= 0) return { wire, ttl };
-    if (ttl > 0) this.scoped?.set(key, { wire, ttlOffsets, storedAt: Date.now() }, { ttl: ttl * 1000 });
+    if (ttl > 0) this.scoped?.set(key, { wire, ttlOffsets, storedAt: Date.now(), ttl }, { ttl: ttl * 1000 });
     return { wire, ttl: 0, scoped: true };
   }
 
@@ -170,6 +256,7 @@ export class CachingHandler {
   forgetInflight(): void {
     this.inflight.clear();
     this.scoped?.clear();
+    this.shared?.clear();
   }
 
   private forward(q: Query, key: string, asker: string | null): Promise<Forwarded> {
@@ -179,7 +266,7 @@ export class CachingHandler {
     const query = asker === null ? null : withClientSubnet(q.wire, asker);
     const pending =
       query === null
-        ? this.forwarder.forward(q.wire, q.qname).then((wire) => this.keptStale(wire, key))
+        ? this.forwarder.forward(q.wire, q.qname).then((wire) => this.kept(wire, key))
         : this.forwarder.forward(query, q.qname).then((wire) => this.received(wire, key));
     this.inflight.set(key, pending);
     const forget = () => {
@@ -189,11 +276,19 @@ export class CachingHandler {
     return pending;
   }
 
-  /** An upstream reply readied for the cache, and its copy kept for serve-stale when it is kept at all. */
-  private keptStale(wire: Uint8Array, key: string): Forwarded {
-    if (this.stale === null) return { wire, ttl: prepareForCache(wire, this.policy) };
+  /** An upstream reply readied for the cache, and a copy kept for serve-stale and the shared store when it is kept at all. */
+  private kept(wire: Uint8Array, key: string): Forwarded {
+    if (this.stale === null && this.shared === null) return { wire, ttl: prepareForCache(wire, this.policy) };
     const { ttl, ttlOffsets } = prepareForKeeping(wire, this.policy);
-    if (ttl > 0) this.stale.set(key, { wire: Buffer.from(wire), ttlOffsets }, { ttl: (ttl + this.policy.staleS!) * 1000 });
+    if (ttl > 0) {
+      // One copy for both: read only (a hit ages a copy of its own).
+      const copy = Buffer.from(wire);
+      this.stale?.set(key, { wire: copy, ttlOffsets }, { ttl: (ttl + this.policy.staleS!) * 1000 });
+      if (this.shared !== null) {
+        this.shared.set(key, { wire: copy, ttlOffsets, storedAt: Date.now(), ttl }, { ttl: ttl * 1000 });
+        this.sharedCounts.insertions++;
+      }
+    }
     return { wire, ttl };
   }
 
@@ -204,7 +299,7 @@ export class CachingHandler {
     const wire = Buffer.from(e.wire);
     for (const off of e.ttlOffsets) writeTtl(wire, off, STALE_TTL);
     this.stats.stale++;
-    return { wire };
+    return { wire, tag: this.tagBase + AnswerKind.stale };
   }
 
   private failed(q: Query, err: unknown, key: string): Answer {
@@ -219,6 +314,6 @@ export class CachingHandler {
     const m = emptyMessage();
     m.ra = true;
     m.rcode = code === 'FORWARD_OVERLOADED' ? Rcode.REFUSED : code === 'FORWARD_BAD_QUERY' ? Rcode.FORMERR : Rcode.SERVFAIL;
-    return { message: m };
+    return { message: m, tag: this.tagBase + AnswerKind.failed };
   }
 }

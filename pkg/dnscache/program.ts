@@ -4,6 +4,7 @@
 
 import { AnswerCache } from '../dns/answer-cache.ts';
 import { DnsServer } from '../dns/server.ts';
+import type { ServerStats as DnsServerStats } from '../dns/server.ts';
 import { Forwarder, resolvConfNameservers, serverKey } from '../forward/forward.ts';
 import type { Upstream } from '../forward/forward.ts';
 import type { Logger } from '../log/log.ts';
@@ -12,8 +13,11 @@ import { parseServersFile } from './args.ts';
 import type { DnscacheConfig, StubServer } from './args.ts';
 import type { CachePolicy } from './cache.ts';
 import { CachingHandler } from './handler.ts';
+import type { HandlerStats } from './handler.ts';
 import { LoopDetector } from './loop.ts';
 import { inServerOrder, serversBindTexts } from './stats.ts';
+import type { CacheCounters } from './stats.ts';
+import type { ForwarderStats, ServerStats } from '../forward/forward.ts';
 
 /**
  * Received: queries; malformed: dropped or answered FORMERR as garbled; dropped: unanswered;
@@ -27,6 +31,54 @@ export interface DnsCacheWireStats {
   tcpIdle: number;
   tcpStalled: number;
   tcpEvicted: number;
+}
+
+/** What one DnsCache counted: the CHAOS statistics, the SIGUSR1 lines. Plain data (posted between threads). */
+export interface DnsCacheSnapshot {
+  counters: CacheCounters;
+  cache: { entries: number; bytes: number; maxBytes: number; expired: number };
+  handler: HandlerStats;
+  wire: DnsCacheWireStats;
+  forwarder: ForwarderStats & { pending: number };
+  loop: { probes: number; loops: number } | undefined;
+  servers: ServerStats[];
+}
+
+export interface DnsCacheOptions {
+  /**
+   * The whole process's counts (--workers: every thread's summed), for the CHAOS statistics; without
+   * it, this DnsCache's own.
+   */
+  totals?: () => Promise<DnsCacheSnapshot>;
+  /**
+   * --workers: this DnsCache answers every thread's misses (threads.ts) and keeps the shared store
+   * (CachingHandler's sharedStore, --cache-bytes); its own pre-encoded cache, as each thread's, takes
+   * a share of --cache-size and --cache-bytes, one per thread.
+   */
+  threads?: number;
+}
+
+/** One thread's pre-encoded answer cache: with --workers, a share of --cache-size and --cache-bytes each. */
+export function answerCacheShare(c: DnscacheConfig, threads = 1): { maxEntries: number; maxBytes: number } {
+  return { maxEntries: Math.ceil(c.cacheSize / threads), maxBytes: c.cacheSize > 0 ? Math.floor(c.cacheBytes / threads) : 0 };
+}
+
+export function emptyWireStats(): DnsCacheWireStats {
+  return { received: 0, malformed: 0, dropped: 0, truncated: 0, tcpIdle: 0, tcpStalled: 0, tcpEvicted: 0 };
+}
+
+/** DnsServers' counters (this thread's, or another's: --workers) added into `wire`. */
+export function addWireStats(wire: DnsCacheWireStats, servers: readonly DnsServerStats[]): DnsCacheWireStats {
+  for (const s of servers) {
+    wire.received += s.queries;
+    wire.malformed += s.malformed;
+    wire.dropped += s.dropped;
+    wire.truncated += s.truncated;
+    wire.tcpIdle += s.tcpClosed.idle;
+    wire.tcpStalled += s.tcpClosed.stalled;
+    wire.tcpEvicted += s.tcpClosed.evicted;
+  }
+  return wire;
 }
 
 /** --server=/domain/... entries as the forwarder's stub map, servers in the order given. */
@@ -67,7 +119,7 @@ export class DnsCache {
   private defaults: Upstream[] = [];
   private order: Upstream[] = [];
 
-  constructor(c: DnscacheConfig, log: Logger) {
+  constructor(c: DnscacheConfig, log: Logger, opts: DnsCacheOptions = {}) {
     this.c = c;
     this.log = log;
     this.forwarder = new Forwarder({ maxInFlight: c.dnsForwardMax, log: log.child('forward') });
@@ -81,7 +133,7 @@ export class DnsCache {
       maxCacheTtl: c.maxCacheTtl,
       staleS: c.staleS,
     };
-    this.cache = new AnswerCache({ maxEntries: c.cacheSize, maxBytes: c.cacheSize > 0 ? c.cacheBytes : 0 });
+    this.cache = new AnswerCache(answerCacheShare(c, opts.threads));
     this.handler = new CachingHandler({
       cache: this.cache,
       policy,
@@ -91,6 +143,8 @@ export class DnsCache {
       loop: this.loop,
       serversBind: () => serversBindTexts(this.forwarder.serverStats(), this.order),
       addSubnet: c.addSubnet,
+      statistics: opts.totals && (async () => this.statistics(await opts.totals!())),
+      sharedStore: opts.threads !== undefined ? { maxBytes: c.cacheBytes } : undefined,
     });
     const addresses = c.listenAddresses.length > 0 ? c.listenAddresses : ['0.0.0.0'];
     // One cache for every address: a question asked on one is a hit on all.
@@ -112,9 +166,12 @@ export class DnsCache {
     return listening;
   }
 
-  /** Stops taking queries, answers those in flight, closes every socket. */
-  async stop(): Promise<void> {
-    await Promise.all(this.servers.map((s) => s.close()));
+  /**
+   * Stops taking queries, answers those in flight, closes every socket; the forwarder's last, once
+   * `othersDone` too (the other threads' misses come here while they drain).
+   */
+  async stop(othersDone?: Promise<unknown>): Promise<void> {
+    await Promise.all([...this.servers.map((s) => s.close()), othersDone]);
     await this.forwarder.close();
   }
 
@@ -130,36 +187,54 @@ export class DnsCache {
 
   /** The DnsServers' counters, summed over the listen addresses. */
   status(): DnsCacheWireStats {
-    const wire = { received: 0, malformed: 0, dropped: 0, truncated: 0, tcpIdle: 0, tcpStalled: 0, tcpEvicted: 0 };
-    for (const s of this.servers) {
-      wire.received += s.stats.queries;
-      wire.malformed += s.stats.malformed;
-      wire.dropped += s.stats.dropped;
-      wire.truncated += s.stats.truncated;
-      wire.tcpIdle += s.stats.tcpClosed.idle;
-      wire.tcpStalled += s.stats.tcpClosed.stalled;
-      wire.tcpEvicted += s.stats.tcpClosed.evicted;
-    }
-    return wire;
+    return addWireStats(emptyWireStats(), this.servers.map((s) => s.stats));
   }
 
-  /** SIGUSR1: a `statistics` line (cache, handler, DnsServer), an `upstream statistics` line, a line per server. */
-  logStatistics(): void {
-    const { cache, handler, forwarder, c } = this;
-    const { insertions, evictions, hits, misses } = handler.counters();
-    const counts = { cacheSize: c.cacheSize, entries: cache.size, bytes: cache.bytes, maxBytes: cache.maxBytes, insertions, evictions, hits, misses, expired: cache.stats.expired };
-    this.log.info('statistics', { ...counts, ...handler.stats, ...this.status() });
-    this.log.info('upstream statistics', { ...forwarder.stats, pending: forwarder.pending, ...this.loop?.stats });
-    for (const s of inServerOrder(forwarder.serverStats(), this.order)) {
-      const { queries, failed, unanswered } = s;
-      this.log.info('server', { server: serverKey(s.server), queries, failed, unanswered, disabled: s.disabled || undefined });
+  /** What this DnsCache counted so far. */
+  snapshot(): DnsCacheSnapshot {
+    const { cache, handler, forwarder } = this;
+    return {
+      counters: handler.counters(),
+      // --workers: the process's one logical cache is the shared store.
+      cache: this.sharedCache() ?? { entries: cache.size, bytes: cache.bytes, maxBytes: cache.maxBytes, expired: cache.stats.expired },
+      handler: { ...handler.stats },
+      wire: this.status(),
+      forwarder: { ...forwarder.stats, pending: forwarder.pending },
+      loop: this.loop === undefined ? undefined : { ...this.loop.stats },
+      servers: forwarder.serverStats().map((s) => ({ ...s, server: { host: s.server.host, port: s.server.port } })),
+    };
+  }
+
+  /**
+   * SIGUSR1: a `statistics` line (cache, handler, DnsServer), an `upstream statistics` line, a line
+   * per server; of `s` (--workers: the whole process's), else of this DnsCache.
+   */
+  logStatistics(s: DnsCacheSnapshot = this.snapshot()): void {
+    const { insertions, evictions, hits, misses } = s.counters;
+    const { entries, bytes, maxBytes, expired } = s.cache;
+    const counts = { cacheSize: s.counters.cachesize, entries, bytes, maxBytes, insertions, evictions, hits, misses, expired };
+    this.log.info('statistics', { ...counts, ...s.handler, ...s.wire });
+    this.log.info('upstream statistics', { ...s.forwarder, ...s.loop });
+    for (const server of inServerOrder(s.servers, this.order)) {
+      const { queries, failed, unanswered } = server;
+      this.log.info('server', { server: serverKey(server.server), queries, failed, unanswered, disabled: server.disabled || undefined });
     }
   }
 
-  /** The routes from the command line and the files (a bad servers file line is logged and skipped). */
+  private sharedCache(): DnsCacheSnapshot['cache'] | null {
+    const s = this.handler.sharedStoreStats();
+    return s === null ? null : { entries: s.entries, bytes: s.bytes, maxBytes: this.c.cacheSize > 0 ? this.c.cacheBytes : 0, expired: s.expired };
+  }
+
+  /** The CHAOS statistics of `s`: its counters, and servers.bind's strings in this DnsCache's order. */
+  private statistics(s: DnsCacheSnapshot): { counters: CacheCounters; servers: string[] } {
+    return { counters: s.counters, servers: serversBindTexts(s.servers, this.order) };
+  }
+
+  /** The routes from the command line and the files (a bad servers file line is logged and skipped; its `no-resolv` line leaves the resolv file out). */
   private route(): void {
     const c = this.c;
-    let file = { servers: [] as Upstream[], stubs: [] as StubServer[], order: [] as Upstream[] };
+    let file = { servers: [] as Upstream[], stubs: [] as StubServer[], order: [] as Upstream[], noResolv: false };
     if (c.serversFile !== '') {
       try {
         const parsed = parseServersFile(readFileSync(c.serversFile, 'utf8'));
@@ -169,7 +244,7 @@ export class DnsCache {
         this.log.warn('cannot read servers file', { path: c.serversFile, err });
       }
     }
-    const resolv = resolvServers(c, this.log);
+    const resolv = file.noResolv ? [] : resolvServers(c, this.log);
     this.defaults = [...c.servers, ...resolv, ...file.servers];
     this.forwarder.setUpstreams(this.defaults);
     this.forwarder.setStubDomains(stubMap([...c.stubs, ...file.stubs]));

@@ -3,7 +3,6 @@
 
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { Registry } from 'prom-client';
 import { listenHttp } from '../httpserver/listen.ts';
 import type { HttpListening } from '../httpserver/listen.ts';
 
@@ -13,7 +12,8 @@ export interface HttpState {
   isLameDuck(): boolean;
   /** The tree cache as JSON, in the original's shape. */
   cache(): unknown;
-  registry: Registry;
+  /** /metrics: the registry's content type, and the exposition (every thread's counts). */
+  metrics: { contentType: string; render(): Promise<string> };
 }
 
 export interface HttpEndpoints {
@@ -34,7 +34,7 @@ const routes: Record<string, Route> = {
         : { status: 503, type: 'text/plain', body: 'waiting for the first sync of cluster objects\n' },
   '/healthz': async () => ({ status: 200, type: 'text/plain', body: 'ok\n' }),
   '/cache': async (s) => ({ status: 200, type: 'application/json', body: JSON.stringify(s.cache(), null, '\t') }),
-  '/metrics': async (s) => ({ status: 200, type: s.registry.contentType, body: await s.registry.metrics() }),
+  '/metrics': async (s) => ({ status: 200, type: s.metrics.contentType, body: await s.metrics.render() }),
 };
 
 function handle(state: HttpState, req: IncomingMessage, res: ServerResponse): void {

@@ -1,21 +1,17 @@
-// kube-dns metrics. The DNS hot path only bumps plain numbers; they reach prom-client when
-// Prometheus scrapes (collect), so a query costs no label hashing.
+// kube-dns metrics. The DNS hot path only bumps plain numbers (DnsCounters); they reach prom-client
+// when Prometheus scrapes (collect), so a query costs no label hashing. With --workers the counts are
+// the whole process's: refresh() adds every thread's before a scrape.
 
 import client from 'prom-client';
-import { Type, rcodeName, typeName } from '../dns/constants.ts';
+import { rcodeName, typeName } from '../dns/constants.ts';
 import type { ServerObserver } from '../dns/server.ts';
 import type { AnswerCache } from '../dns/answer-cache.ts';
-import { FastHistogram } from '../metrics/histogram.ts';
+import { collectedHistogram } from '../metrics/histogram.ts';
 import { mirroredCounter, mirroredGauge } from '../metrics/mirror.ts';
-import { createSkyDnsMetrics } from './skydns-metrics.ts';
+import type { Labels } from '../metrics/mirror.ts';
+import { DnsCounters, OTHER_SLOT, PROTOS, RCODES, TRACKED_TYPES, TYPE_SLOTS } from './dns-counters.ts';
+import { registerSkyDnsMetrics } from './skydns-metrics.ts';
 import type { ServiceEntryCounts } from '../serviceentry/names.ts';
-
-/** Query types with their own label value; everything else is "other" (bounded cardinality). */
-const TRACKED_TYPES = [Type.A, Type.AAAA, Type.SRV, Type.PTR, Type.CNAME, Type.TXT, Type.SOA, Type.NS, Type.MX, Type.ANY, Type.HINFO, Type.AXFR, Type.IXFR];
-const TYPE_SLOT = new Map<number, number>(TRACKED_TYPES.map((t, i) => [t, i]));
-const OTHER_SLOT = TRACKED_TYPES.length;
-const RCODES = 24;
-const PROTOS = ['udp', 'tcp'] as const;
 
 export interface KubeDnsState {
   synced: boolean;
@@ -29,6 +25,7 @@ export interface KubeDnsState {
 
 export interface KubeDnsMetrics {
   registry: client.Registry;
+  /** This thread's DnsServer's. */
   observer: ServerObserver;
   objectRejected(kind: string): void;
   /** Gauges read at scrape time. */
@@ -37,41 +34,58 @@ export interface KubeDnsMetrics {
   setAnswerCacheReader(read: () => AnswerCache): void;
   /** --service-entries: what is answered for, read at scrape time (kubedns_service_entries). */
   setServiceEntryReader(read: () => ServiceEntryCounts): void;
+  /** --workers: before a scrape, the other threads' counts (DnsCounters.snapshot()) and answer caches, to add to this one's. */
+  setThreadStats(read: () => Promise<ThreadDnsStats[]>): void;
+  /** Renders /metrics (the other threads' counts fetched first). */
+  render(): Promise<string>;
+}
+
+/** What another thread reports for the metrics: its reply counts and its answer cache. */
+export interface ThreadDnsStats {
+  counters: DnsCounters;
+  cache: { entries: number; bytes: number; maxBytes: number; evictions: number };
+}
+
+type CacheFigures = ThreadDnsStats['cache'];
+
+/** Counters by a reason (malformed, dropped, TCP closes): a series per reason seen. */
+function byReason(registry: client.Registry, name: string, help: string, read: () => Record<string, number>): void {
+  mirroredCounter(registry, { name, help, labelNames: ['reason'] }, () => Object.entries(read()).map(([reason, n]) => [{ reason }, n] as const));
 }
 
 export function createKubeDnsMetrics(): KubeDnsMetrics {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
-  const slots = OTHER_SLOT + 1;
-  const responses = new Float64Array(PROTOS.length * slots * RCODES);
-  let cacheHits = 0;
-  const skydns = createSkyDnsMetrics(registry);
+  const own = new DnsCounters();
+  let total = own;
+  let threadStats: (() => Promise<ThreadDnsStats[]>) | null = null;
+  let threadCaches: CacheFigures[] = [];
+  const read = () => total;
+  registerSkyDnsMetrics(registry, read);
 
   mirroredCounter(registry, { name: 'kubedns_dns_responses_total', help: 'DNS responses sent, by query type, rcode and transport.', labelNames: ['type', 'rcode', 'proto'] }, function* () {
+    const responses = read().responses;
     for (let i = 0; i < responses.length; i++) {
       if (responses[i] === 0) continue;
-      const slot = Math.floor(i / RCODES) % slots;
+      const slot = Math.floor(i / RCODES) % TYPE_SLOTS;
       const type = slot === OTHER_SLOT ? 'other' : typeName(TRACKED_TYPES[slot]);
-      yield [{ type, rcode: rcodeName(i % RCODES), proto: PROTOS[Math.floor(i / (slots * RCODES))] }, responses[i]] as const;
+      yield [{ type, rcode: rcodeName(i % RCODES), proto: PROTOS[Math.floor(i / (TYPE_SLOTS * RCODES))] }, responses[i]] as const;
     }
   });
-  mirroredCounter(registry, { name: 'kubedns_dns_answer_cache_hits_total', help: 'Responses served from pre-encoded answers.' }, () => [[{}, cacheHits]]);
-  const duration = new FastHistogram({
-    name: 'kubedns_dns_request_duration_seconds',
-    help: 'Time from receiving a query to sending its response.',
-    buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [registry],
+  mirroredCounter(registry, { name: 'kubedns_dns_answer_cache_hits_total', help: 'Responses served from pre-encoded answers.' }, () => [[{}, read().cacheHits]]);
+  collectedHistogram(registry, { name: 'kubedns_dns_request_duration_seconds', help: 'Time from receiving a query to sending its response.' }, function* (): Iterable<readonly [Labels, DnsCounters['duration'], number]> {
+    yield [{}, read().duration, 0];
   });
-  const malformed = new client.Counter({ name: 'kubedns_dns_malformed_requests_total', help: 'Requests that could not be parsed, by reason.', labelNames: ['reason'], registers: [registry] });
-  const dropped = new client.Counter({ name: 'kubedns_dns_dropped_requests_total', help: 'Requests dropped without an answer, by reason.', labelNames: ['reason'], registers: [registry] });
-  const truncated = new client.Counter({ name: 'kubedns_dns_truncated_responses_total', help: 'Responses sent with TC set.', registers: [registry] });
-  const tcpClosed = new client.Counter({
-    name: 'kubedns_dns_tcp_connections_closed_total',
-    help: 'TCP connections the server closed, by reason: idle, stalled (a query frame unfinished within 2 s of its first byte), evicted (room made for a new client at the connection cap).',
-    labelNames: ['reason'],
-    registers: [registry],
-  });
-  const handlerErrors = new client.Counter({ name: 'kubedns_dns_handler_errors_total', help: 'Queries answered SERVFAIL because answering them failed unexpectedly.', registers: [registry] });
+  byReason(registry, 'kubedns_dns_malformed_requests_total', 'Requests that could not be parsed, by reason.', () => read().malformed);
+  byReason(registry, 'kubedns_dns_dropped_requests_total', 'Requests dropped without an answer, by reason.', () => read().dropped);
+  mirroredCounter(registry, { name: 'kubedns_dns_truncated_responses_total', help: 'Responses sent with TC set.' }, () => [[{}, read().truncated]]);
+  byReason(
+    registry,
+    'kubedns_dns_tcp_connections_closed_total',
+    'TCP connections the server closed, by reason: idle, stalled (a query frame unfinished within 2 s of its first byte), evicted (room made for a new client at the connection cap).',
+    () => read().tcpClosed,
+  );
+  mirroredCounter(registry, { name: 'kubedns_dns_handler_errors_total', help: 'Queries answered SERVFAIL because answering them failed unexpectedly.' }, () => [[{}, read().handlerErrors]]);
   const rejected = new client.Counter({ name: 'kubedns_cluster_objects_rejected_total', help: 'Cluster objects (or parts of them) skipped because DNS cannot use them, by kind.', labelNames: ['kind'], registers: [registry] });
   let readState: () => KubeDnsState = () => ({ synced: false, services: 0, ptrs: 0, clusterIPs: 0, serial: 0, configInvalid: 0 });
   mirroredCounter(registry, { name: 'kubedns_config_invalid_updates_total', help: 'ConfigMap updates ignored because they failed validation.' }, () => [[{}, readState().configInvalid]]);
@@ -86,41 +100,40 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
   });
   mirroredGauge(registry, { name: 'kubedns_zone_serial', help: 'The SOA serial of the cluster zone (changes when records change).' }, () => [[{}, readState().serial]]);
 
+  // Every thread's answer cache, summed (--workers: each holds a share of --cache-bytes).
   let readCache: (() => AnswerCache) | null = null;
-  const cacheGauge = (name: string, help: string, pick: (c: AnswerCache) => number) =>
-    mirroredGauge(registry, { name, help }, () => (readCache === null ? [] : [[{}, pick(readCache())]]));
+  const caches = (pick: (c: CacheFigures) => number): (readonly [Labels, number])[] => {
+    if (readCache === null) return [];
+    const own = readCache();
+    return [[{}, [{ entries: own.size, bytes: own.bytes, maxBytes: own.maxBytes, evictions: own.stats.evictions }, ...threadCaches].reduce((n, c) => n + pick(c), 0)]];
+  };
+  const cacheGauge = (name: string, help: string, pick: (c: CacheFigures) => number) => mirroredGauge(registry, { name, help }, () => caches(pick));
   cacheGauge('kubedns_answer_cache_bytes', 'Memory the pre-encoded answers are counted as taking, against kubedns_answer_cache_max_bytes (--cache-bytes).', (c) => c.bytes);
   cacheGauge('kubedns_answer_cache_max_bytes', 'The answer cache budget (--cache-bytes).', (c) => c.maxBytes);
-  cacheGauge('kubedns_answer_cache_entries', 'Pre-encoded answers held.', (c) => c.size);
-  mirroredCounter(registry, { name: 'kubedns_answer_cache_evictions_total', help: 'Pre-encoded answers pushed out to stay within --cache-bytes.' }, () =>
-    readCache === null ? [] : [[{}, readCache().stats.evictions]],
-  );
+  cacheGauge('kubedns_answer_cache_entries', 'Pre-encoded answers held.', (c) => c.entries);
+  mirroredCounter(registry, { name: 'kubedns_answer_cache_evictions_total', help: 'Pre-encoded answers pushed out to stay within --cache-bytes.' }, () => caches((c) => c.evictions));
 
-  const observer: ServerObserver = {
-    response(qtype, rcode, transport, seconds, fromCache, tag, size, truncated) {
-      const slot = TYPE_SLOT.get(qtype) ?? OTHER_SLOT;
-      responses[(transport === 'tcp' ? slots * RCODES : 0) + slot * RCODES + (rcode < RCODES ? rcode : RCODES - 1)]++;
-      duration.observe(seconds);
-      if (fromCache) cacheHits++;
-      // By the system the answer was made under (the resolver's tag), from the cache too: a cached
-      // CHAOS or REFUSED answer used to count as auth.
-      skydns.response(tag, rcode, seconds, size, truncated, fromCache);
-    },
-    malformed: (reason) => malformed.inc({ reason }),
-    dropped: (reason) => dropped.inc({ reason }),
-    truncated: () => truncated.inc(),
-    tcpClosed: (reason) => tcpClosed.inc({ reason }),
-    handlerError: () => handlerErrors.inc(),
-  };
   return {
     registry,
-    observer,
+    observer: own.observer,
     objectRejected: (kind) => rejected.inc({ kind }),
     setStateReader(read) {
       readState = read;
     },
     setAnswerCacheReader(read) {
       readCache = read;
+    },
+    setThreadStats(read) {
+      threadStats = read;
+    },
+    async render() {
+      if (threadStats !== null) {
+        const stats = await threadStats();
+        const sum = own.copy();
+        for (const s of stats) sum.add(s.counters);
+        [total, threadCaches] = [sum, stats.map((s) => s.cache)];
+      }
+      return registry.metrics();
     },
     setServiceEntryReader(read) {
       const help = 'With --service-entries: ServiceEntries answered for (kind="entries") and the hosts they name (kind="hosts"); those skipped are counted in kubedns_cluster_objects_rejected_total{kind="ServiceEntry"}.';

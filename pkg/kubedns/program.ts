@@ -5,6 +5,10 @@
 import { hostname } from 'node:os';
 import { AnswerCache } from '../dns/answer-cache.ts';
 import { DnsServer } from '../dns/server.ts';
+import type { Handler } from '../dns/server.ts';
+import { assertUdpPortFree } from '../dns/port-taken.ts';
+import { DnsThreads, siblingModule } from '../dnsthreads/threads.ts';
+import type { DnsCounters } from './dns-counters.ts';
 import { ClusterStore } from '../cluster/store.ts';
 import { CLUSTER_KINDS, NODE_WATCH } from '../cluster/kinds.ts';
 import type { ClusterKind } from '../cluster/kind.ts';
@@ -57,6 +61,8 @@ export interface KubeDnsOptions {
   answerCacheBytes: number;
   /** --round-robin: rotate A/AAAA answers per reply. */
   roundRobin: boolean;
+  /** --workers: threads answering DNS (pkg/dnsthreads); 1 (default): this one alone. */
+  workers?: number;
   /** --service-entries: answer the hosts of Istio ServiceEntries. */
   serviceEntries?: boolean;
   /** --autopath: answer a pod's whole search walk at its first query (watches Pods). */
@@ -78,6 +84,10 @@ export class KubeDns {
   private readonly store: ClusterStore;
   private readonly configSync: ConfigSync;
   private readonly server: DnsServer;
+  private readonly handler: Handler;
+  private threads: DnsThreads | null = null;
+  /** Each thread's answer cache budget (--cache-bytes / --workers). */
+  private readonly answerCacheShare: number;
   private readonly http: HttpEndpoints[] = [];
   private config: KubeDnsConfig;
   private syncWatch: NodeJS.Timeout | undefined;
@@ -122,9 +132,38 @@ export class KubeDns {
       autopath: pods && { index: pods, counted: registerAutopathMetrics(this.metrics.registry, pods), silence: new UpstreamSilence() },
     });
     if (serviceEntries !== null) this.metrics.setServiceEntryReader(() => serviceEntries.counts());
-    const answers = new AnswerCache({ maxBytes: o.answerCacheBytes });
+    const workers = o.workers ?? 1;
+    // --workers: every thread a share of --cache-bytes, this one's among them.
+    this.answerCacheShare = Math.floor(o.answerCacheBytes / workers);
+    const answers = new AnswerCache({ maxBytes: this.answerCacheShare });
     this.metrics.setAnswerCacheReader(() => answers);
-    this.server = new DnsServer({ handler: resolver.handle, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, answerCache: answers, roundRobin: o.roundRobin });
+    this.server = new DnsServer({ handler: resolver.handle, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, answerCache: answers, roundRobin: o.roundRobin, reusePort: workers > 1 });
+    this.handler = resolver.handle;
+  }
+
+  /** What a change dropped, in this thread's answer cache and every other thread's. */
+  private invalidate(groups?: Iterable<string>): void {
+    this.server?.invalidate(groups);
+    this.threads?.invalidate(groups);
+  }
+
+  /** --workers: the other threads on the port this one bound; their misses answered here. */
+  private async startThreads(bound: { address: string; port: number }): Promise<void> {
+    const o = this.o;
+    const workers = o.workers ?? 1;
+    if (workers <= 1) return;
+    this.threads = new DnsThreads({
+      count: workers - 1,
+      listen: [bound],
+      answerCacheBytes: this.answerCacheShare,
+      roundRobin: o.roundRobin,
+      handler: this.handler,
+      observerModule: siblingModule(import.meta.url, 'thread-observer').href,
+      log: this.log,
+    });
+    const threads = this.threads;
+    this.metrics.setThreadStats(async () => (await threads.stats()).map((s) => ({ counters: s.observed as DnsCounters, cache: s.cache })));
+    await threads.start();
   }
 
   /** Serves DNS and HTTP, then starts reading the cluster; resolves with the ports bound. */
@@ -136,7 +175,10 @@ export class KubeDns {
       this.configure(config);
     });
     if (!announced) this.configure(this.configSync.current());
+    // --workers binds with SO_REUSEPORT: a second server on the port must still be refused.
+    if ((o.workers ?? 1) > 1) await assertUdpPortFree(o.dnsBindAddress, o.dnsPort);
     const bound = await this.server.listen();
+    await this.startThreads(bound);
     this.log.info('DNS listening', { address: bound.address, port: bound.port, domain: o.domain });
     const httpPort = await this.serveHttp(o.healthzPort);
     this.log.info('HTTP listening', { address: o.httpBindAddress, port: httpPort, paths: '/readiness,/healthz,/cache,/metrics' });
@@ -163,7 +205,7 @@ export class KubeDns {
     clearInterval(this.syncWatch);
     this.configSync.stop();
     await this.o.source.stop();
-    await this.server.close();
+    await Promise.all([this.server.close(), this.threads?.stop()]);
     for (const h of this.http) await h.close();
     await this.forwarder.close();
   }
@@ -175,7 +217,7 @@ export class KubeDns {
   /** --service-entries: the kind, watched from the start by the API source (optional: readiness never waits for it). */
   private watchServiceEntries(names: ServiceEntryNames): ClusterKind {
     const kind = serviceEntryKind(names, {
-      changed: () => this.server?.invalidate(SERVICE_ENTRY_GROUPS),
+      changed: () => this.invalidate(SERVICE_ENTRY_GROUPS),
       rejected: (problem) => {
         this.metrics.objectRejected('ServiceEntry');
         this.log.warn('ServiceEntry skipped', { problem });
@@ -208,7 +250,7 @@ export class KubeDns {
     this.log.info('configuration loaded', { from: this.configSync.describe() });
     if ([...this.federations()].join() !== before) {
       // Names answered (or refused) before the change may sit in the answer cache.
-      this.server?.invalidate();
+      this.invalidate();
       this.log.info('federations in use', { federations: [...this.federations()].map(([n, d]) => `${n}=${d}`).join(',') || 'none' });
     }
     if (this.federations().size > 0) this.o.source.watch?.(NODE_WATCH);
@@ -219,7 +261,7 @@ export class KubeDns {
   private servicesChanged(keys: ReadonlySet<string>): void {
     const touched = this.zone.updateServices([...keys].map((k) => [k, this.store.services.get(k) ?? null, this.store.endpointSets(k)]));
     // Only the answers the change touched are dropped: the rest of the cache keeps its hits.
-    this.server?.invalidate(touched);
+    this.invalidate(touched);
     this.log.debug(2, 'records rebuilt', { services: keys.size, serial: this.zone.serial });
   }
 
@@ -241,7 +283,7 @@ export class KubeDns {
   }
 
   private async serveHttp(port: number): Promise<number> {
-    const http = createHttpEndpoints({ isSynced: () => this.store.hasSynced, isLameDuck: () => this.lameDucking, cache: () => cacheJSON(this.zone.root, this.zone.domain, this.zone.ttl), registry: this.metrics.registry });
+    const http = createHttpEndpoints({ isSynced: () => this.store.hasSynced, isLameDuck: () => this.lameDucking, cache: () => cacheJSON(this.zone.root, this.zone.domain, this.zone.ttl), metrics: { contentType: this.metrics.registry.contentType, render: () => this.metrics.render() } });
     this.http.push(http);
     return http.listen(this.o.httpBindAddress, port);
   }

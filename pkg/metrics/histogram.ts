@@ -1,8 +1,9 @@
-// A Prometheus histogram for the DNS hot path: observe() is a bucket search over a typed array, with
+// Prometheus histograms for the DNS hot path: observe() is a bucket search over a typed array, with
 // no label hashing and no allocation (prom-client's Histogram costs ~300 ns per observation, which at
-// 70,000 queries a second is 2% of a core). Registered in a prom-client Registry as a custom metric.
+// 70,000 queries a second is 2% of a core). Registered in a prom-client Registry as custom metrics.
 
 import type { Registry } from 'prom-client';
+import type { Labels } from './mirror.ts';
 
 interface MetricValue {
   metricName: string;
@@ -10,37 +11,26 @@ interface MetricValue {
   value: number;
 }
 
-/** One label and every value it takes: a series per value, chosen by its index when observing. */
-export interface HistogramLabel {
-  name: string;
-  values: readonly string[];
-}
-
-export class FastHistogram {
-  readonly name: string;
-  readonly help: string;
-  readonly type = 'histogram';
-  readonly aggregator = 'sum';
-  private readonly bounds: Float64Array;
-  private readonly label: HistogramLabel | null;
-  /** (bounds + 1) slots per series, series after series. */
+/** Bucket counts, sums and totals of a fixed number of series, series after series. */
+export class HistogramCounts {
+  readonly bounds: Float64Array;
+  /** (bounds + 1) slots per series. */
   private readonly counts: Float64Array;
   private readonly sums: Float64Array;
   private readonly totals: Float64Array;
 
-  constructor(opts: { name: string; help: string; buckets: readonly number[]; registers: Registry[]; label?: HistogramLabel }) {
-    this.name = opts.name;
-    this.help = opts.help;
-    this.bounds = Float64Array.from(opts.buckets);
-    this.label = opts.label ?? null;
-    const series = this.label?.values.length ?? 1;
-    this.counts = new Float64Array((opts.buckets.length + 1) * series);
+  constructor(buckets: readonly number[], series = 1) {
+    this.bounds = Float64Array.from(buckets);
+    this.counts = new Float64Array((buckets.length + 1) * series);
     this.sums = new Float64Array(series);
     this.totals = new Float64Array(series);
-    for (const r of opts.registers) r.registerMetric(this as never);
   }
 
-  /** One observation, in the series of label value number `series` (0 without a label). */
+  get series(): number {
+    return this.totals.length;
+  }
+
+  /** One observation, in series number `series`. */
   observe(value: number, series = 0): void {
     const b = this.bounds;
     let i = 0;
@@ -50,28 +40,84 @@ export class FastHistogram {
     this.totals[series]++;
   }
 
-  /** What prom-client's registry reads when it renders /metrics: a labelled series once observed. */
-  async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: MetricValue[] }> {
-    const values: MetricValue[] = [];
-    const slots = this.bounds.length + 1;
-    for (let s = 0; s < this.totals.length; s++) {
-      if (this.label !== null && this.totals[s] === 0) continue;
-      const labels: Record<string, string> = this.label === null ? {} : { [this.label.name]: this.label.values[s] };
-      let cumulative = 0;
-      for (let i = 0; i < slots; i++) {
-        cumulative += this.counts[s * slots + i];
-        const le = i < this.bounds.length ? this.bounds[i] : '+Inf';
-        values.push({ metricName: `${this.name}_bucket`, labels: { ...labels, le }, value: cumulative });
-      }
-      values.push({ metricName: `${this.name}_sum`, labels, value: this.sums[s] });
-      values.push({ metricName: `${this.name}_count`, labels, value: this.totals[s] });
-    }
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  /** Observations in series `s` so far. */
+  total(s: number): number {
+    return this.totals[s];
   }
 
-  reset(): void {
-    this.counts.fill(0);
-    this.sums.fill(0);
-    this.totals.fill(0);
+  /** Series `s` as exposition samples under `name` with `labels`: cumulative buckets, sum, count. */
+  samples(name: string, s: number, labels: Labels, out: MetricValue[]): void {
+    const slots = this.bounds.length + 1;
+    let cumulative = 0;
+    for (let i = 0; i < slots; i++) {
+      cumulative += this.counts[s * slots + i];
+      const le = i < this.bounds.length ? this.bounds[i] : '+Inf';
+      out.push({ metricName: `${name}_bucket`, labels: { ...labels, le }, value: cumulative });
+    }
+    out.push({ metricName: `${name}_sum`, labels, value: this.sums[s] });
+    out.push({ metricName: `${name}_count`, labels, value: this.totals[s] });
+  }
+
+  /** Another's observations (the same buckets and series; e.g. another thread's) added into these. */
+  add(other: HistogramCounts): void {
+    for (let i = 0; i < this.counts.length; i++) this.counts[i] += other.counts[i];
+    for (let s = 0; s < this.totals.length; s++) {
+      this.sums[s] += other.sums[s];
+      this.totals[s] += other.totals[s];
+    }
+  }
+
+  /** HistogramCounts again from a structured clone of one (what crosses from another thread: the fields, not the class). */
+  static from(clone: HistogramCounts): HistogramCounts {
+    return Object.assign(new HistogramCounts([], 0), clone);
+  }
+}
+
+/**
+ * Registers a histogram whose series are read from elsewhere at each scrape: every (labels, counts,
+ * series index) `series()` yields is exported once observed.
+ * For series kept by several owners, or that come with the configuration.
+ */
+export function collectedHistogram(registry: Registry, o: { name: string; help: string }, series: () => Iterable<readonly [Labels, HistogramCounts, number]>): void {
+  const metric = {
+    name: o.name,
+    help: o.help,
+    type: 'histogram',
+    aggregator: 'sum',
+    get: async () => {
+      const values: MetricValue[] = [];
+      // A labelled series once observed (as a HistogramVec's); an unlabelled histogram from the start.
+      for (const [labels, counts, s] of series()) if (counts.total(s) > 0 || Object.keys(labels).length === 0) counts.samples(o.name, s, labels, values);
+      return { name: o.name, help: o.help, type: 'histogram', aggregator: 'sum', values };
+    },
+    reset: () => undefined,
+  };
+  registry.registerMetric(metric as never);
+}
+
+/** One label and every value it takes: a series per value, chosen by its index when observing. */
+export interface HistogramLabel {
+  name: string;
+  values: readonly string[];
+}
+
+/** A histogram with no label, or one label whose series are chosen by the value's index. */
+export class FastHistogram {
+  private readonly counts: HistogramCounts;
+
+  constructor(opts: { name: string; help: string; buckets: readonly number[]; registers: Registry[]; label?: HistogramLabel }) {
+    const label = opts.label ?? null;
+    const counts = new HistogramCounts(opts.buckets, label?.values.length ?? 1);
+    this.counts = counts;
+    const series = function* (): Iterable<readonly [Labels, HistogramCounts, number]> {
+      if (label === null) return yield [{}, counts, 0];
+      for (let s = 0; s < label.values.length; s++) yield [{ [label.name]: label.values[s] }, counts, s];
+    };
+    for (const r of opts.registers) collectedHistogram(r, opts, series);
+  }
+
+  /** One observation, in the series of label value number `series` (0 without a label). */
+  observe(value: number, series = 0): void {
+    this.counts.observe(value, series);
   }
 }

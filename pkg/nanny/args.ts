@@ -31,27 +31,29 @@ export function dnsmasqAddress(s: HostPort): string {
   return `${s.host}#${s.port}`;
 }
 
-/** The servers-file: one `server=` line per entry, in order; empty when there are none. */
-export function serversFileText(entries: readonly ServerEntry[]): string {
-  let text = '';
+/**
+ * The servers-file: one `server=` line per entry, in order; empty when there are none. `noResolv`:
+ * a first `no-resolv` line (for a child that reads it there: ChildCommand.serversFileNoResolv).
+ */
+export function serversFileText(entries: readonly ServerEntry[], noResolv = false): string {
+  let text = noResolv ? 'no-resolv\n' : '';
   for (const e of entries) text += e.domain === null ? `server=${dnsmasqAddress(e)}\n` : `server=/${e.domain}/${dnsmasqAddress(e)}\n`;
   return text;
 }
 
 const NO_RESOLV = new Set(['--no-resolv', '-R']);
 
-type ChildTraits = Pick<ChildCommand, 'startsBeside' | 'logging'>;
-const UNKNOWN_CHILD: ChildTraits = { startsBeside: false, logging: [] };
+type ChildTraits = Pick<ChildCommand, 'serversFileNoResolv' | 'logging'>;
+const UNKNOWN_CHILD: ChildTraits = { serversFileNoResolv: false, logging: [] };
 
 /**
  * The child's command line. --no-resolv only when the ConfigMap has upstreams (otherwise the child
- * falls back to its resolv.conf, as in the original), and not twice when the args already say so.
+ * falls back to its resolv.conf, as in the original), and not twice when the args already say so;
+ * never for a child that reads it from its servers-file (dnscache: a SIGHUP, not a restart).
  */
 export function childArgs(rest: readonly string[], serversFile: string, hasUpstreams: boolean, child = UNKNOWN_CHILD): string[] {
   const args = [...rest, `--servers-file=${serversFile}`];
-  if (hasUpstreams && !rest.some((a) => NO_RESOLV.has(a))) args.push('--no-resolv');
-  // A child that a replacement may start beside (dnscache) shares its port with it meanwhile.
-  if (child.startsBeside && !rest.includes('--reuse-port')) args.push('--reuse-port');
+  if (hasUpstreams && !child.serversFileNoResolv && !rest.some((a) => NO_RESOLV.has(a))) args.push('--no-resolv');
   // The child's log comes to the nanny (prefixed, and its ready line seen) unless the args send it
   // elsewhere: dnsmasq's default, syslog, is nowhere in a container.
   if (logFacility(rest) === null) args.push('--log-facility=-');

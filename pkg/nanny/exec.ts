@@ -19,11 +19,18 @@ export interface ChildCommand {
    */
   ready: RegExp | null;
   /**
-   * A replacement may start beside the running child and take over its port (dnscache with
-   * `--reuse-port`, which the nanny adds): a restart then loses no query. dnsmasq cannot: the old
-   * one must be gone before the new one binds.
+   * The child reads `no-resolv` from its servers-file (our dnscache): upstreamNameservers appearing
+   * or going is then a SIGHUP like every other ConfigMap change, and the child is never restarted
+   * for one, so no socket closes and no query is lost. dnsmasq takes only `server=` lines there: it
+   * gets --no-resolv on its command line, and a restart (the old one gone before the new one binds).
    */
-  startsBeside: boolean;
+  serversFileNoResolv: boolean;
+  /**
+   * Exit codes that mean it stopped on our SIGTERM, besides 0: dnsmasq exits 5 (EC_MISC) when the
+   * SIGTERM comes before its startup is done (its sig_handler while pid == 0), which is after it has
+   * logged `started, version`: a pod deleted just as it starts.
+   */
+  stopCodes: number[];
   /**
    * Flags that make the child write the nanny's log format (--logging-format), so the container's
    * stream is one format: our dnscache takes it; dnsmasq has none. Not --v: the manifest's -v=2 for
@@ -79,7 +86,7 @@ export function childCommand(exec: string, nodePath = process.execPath, logging 
   // handlers are set would end it.
   const ready = name === 'dnsmasq' ? /started, version/ : name === 'dnscache' ? /"listening"[ ,]/ : null;
   const ours = name === 'dnscache';
-  const known = { name, ready, startsBeside: ours, logging: ours ? logging : [] };
+  const known = { name, ready, serversFileNoResolv: ours, stopCodes: name === 'dnsmasq' ? [0, 5] : [0], logging: ours ? logging : [] };
   if (!SCRIPT.has(extname(exec))) return { file: exec, prefix: [], ...known };
   let flags: string[];
   try {

@@ -1,7 +1,7 @@
 // dnsmasq-nanny minus its flags, as one named object: the config directory is watched; each accepted
 // version is turned into a plan (servers-file + command line, names resolved) and applied the
 // cheapest way that keeps queries flowing: nothing, a rewritten servers-file + SIGHUP, or a restart
-// (the new child beside the old one when the child can share its port, else stop then start).
+// (stop, then start: dnsmasq for a changed command line; dnscache takes every change by SIGHUP).
 
 import { chmodSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -182,7 +182,11 @@ export class Nanny {
     const resolved = await this.resolver.servers(config);
     if (this.closing) return;
     this.unresolved = resolved.unresolved.length;
-    const next: ChildPlan = { args: childArgs(this.o.childArgs, this.serversFile, config.upstreamNameservers.length > 0, this.o.command), servers: serversFileText(resolved.entries) };
+    const hasUpstreams = config.upstreamNameservers.length > 0;
+    const next: ChildPlan = {
+      args: childArgs(this.o.childArgs, this.serversFile, hasUpstreams, this.o.command),
+      servers: serversFileText(resolved.entries, hasUpstreams && this.o.command.serversFileNoResolv),
+    };
     const fields = { servers: resolved.entries.length, unresolved: this.unresolved || undefined };
     const change = planChange(this.current, next);
     if (change !== 'restart') this.withheld = '';

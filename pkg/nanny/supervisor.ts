@@ -1,8 +1,7 @@
 // The child's life: start it, pass its output on, signal it, replace it, and start it again
 // after an unexpected exit, with backoff. Too many failures in a short window is a crash loop: then
-// the owner is told, and the pod's restart policy takes over. A replacement starts beside the old
-// child when the command allows it (dnscache shares its port: no query is lost), else once the old
-// one is gone, so it can bind the same port (dnsmasq; kubernetes/dns#419).
+// the owner is told, and the pod's restart policy takes over. A replacement starts once the old one
+// is gone, so it can bind the same port (dnsmasq; kubernetes/dns#419).
 
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -65,9 +64,6 @@ interface Run {
   proc: ChildProcess;
   startedAt: number;
   ready: boolean;
-  /** Resolves when the child is ready or has ended, whichever comes first (`settle` resolves it). */
-  settled: Promise<void>;
-  settle: () => void;
   readyTimer: NodeJS.Timeout | undefined;
   /** A SIGHUP asked for before the child could take it. */
   pendingReload: boolean;
@@ -84,11 +80,14 @@ export function describeExit(e: ChildExit): string {
   return e.signal !== null ? `signal ${e.signal}` : `exit code ${e.code}`;
 }
 
-/** A child that exited 0 or on our SIGTERM stopped cleanly; one killed, failing or never started did not. */
-export function stoppedCleanly(e: ChildExit | null): boolean {
+/**
+ * A child that exited with one of `stopCodes` (ChildCommand.stopCodes; 0) or on our SIGTERM stopped
+ * cleanly; one killed, failing or never started did not.
+ */
+export function stoppedCleanly(e: ChildExit | null, stopCodes: readonly number[] = [0]): boolean {
   if (e === null) return true;
   if (e.killed || e.error !== undefined) return false;
-  return e.code === 0 || e.signal === 'SIGTERM';
+  return (e.code !== null && stopCodes.includes(e.code)) || e.signal === 'SIGTERM';
 }
 
 export class Supervisor {
@@ -102,8 +101,6 @@ export class Supervisor {
   private readonly onCrashLoop: (reason: string) => void;
   private args: string[] = [];
   private run: Run | null = null;
-  /** The child being replaced while its successor starts beside it. */
-  private retiring: Run | null = null;
   private retryTimer: NodeJS.Timeout | undefined;
   private delayMs: number;
   /** Times of recent unexpected exits. */
@@ -126,10 +123,9 @@ export class Supervisor {
     return this.run !== null && !this.run.ended;
   }
 
-  /** A child that said it is ready runs: the new one, or during a restart beside it the old one. */
+  /** A child that said it is ready runs. */
   get answering(): boolean {
-    const serving = (r: Run | null) => r !== null && r.ready && !r.ended;
-    return serving(this.run) || serving(this.retiring);
+    return this.run !== null && this.run.ready && !this.run.ended;
   }
 
   get pid(): number | undefined {
@@ -142,26 +138,14 @@ export class Supervisor {
   }
 
   /**
-   * The child with a new command line. A command that `startsBeside` gets the new child started
-   * first and the old one stopped once the new one is ready (or has failed: its backoff follows);
-   * otherwise the old one is stopped and gone first. While a crashed child waits out its backoff,
-   * only the arguments change (the retry uses them).
+   * The child with a new command line: the old one is stopped and gone first (dnsmasq cannot share
+   * its port). While a crashed child waits out its backoff, only the arguments change (the retry
+   * uses them).
    */
   async restart(args: string[]): Promise<void> {
     this.args = args;
     if (this.run === null || this.stopped) return;
     const old = this.run;
-    if (this.command.startsBeside && old.ready && !old.ended) {
-      this.log.info('starting the new child beside the old one', { pid: old.proc.pid });
-      this.retiring = old;
-      this.stats.configRestarts++;
-      this.spawnChild();
-      await this.run!.settled;
-      this.log.info('stopping the old child', { pid: old.proc.pid });
-      await this.terminate(old);
-      this.retiring = null;
-      return;
-    }
     this.log.info('stopping the child for a restart', { pid: old.proc.pid });
     await this.terminate(old);
     if (this.stopped) return;
@@ -192,10 +176,7 @@ export class Supervisor {
   async stop(): Promise<ChildExit | null> {
     this.stopped = true;
     clearTimeout(this.retryTimer);
-    const retiring = this.retiring !== null ? this.terminate(this.retiring) : null;
-    const exit = this.run === null ? null : await this.terminate(this.run);
-    await retiring;
-    return exit;
+    return this.run === null ? null : await this.terminate(this.run);
   }
 
   private spawnChild(): void {
@@ -205,13 +186,10 @@ export class Supervisor {
     const env = { ...process.env, [SUPERVISOR_ENV]: String(process.pid) };
     const proc = spawn(file, [...prefix, ...this.args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
     let settle!: (e: ChildExit) => void;
-    let settleReady!: () => void;
     const run: Run = {
       proc,
       startedAt: Date.now(),
       ready: false,
-      settled: new Promise((resolve) => (settleReady = resolve)),
-      settle: () => settleReady(),
       readyTimer: undefined,
       pendingReload: false,
       expected: false,
@@ -223,7 +201,6 @@ export class Supervisor {
       if (run.ended) return;
       run.ended = true;
       clearTimeout(run.readyTimer);
-      run.settle();
       settle(exit);
       this.exited(run, exit);
     };
@@ -249,7 +226,6 @@ export class Supervisor {
     if (run.ready || run.ended) return;
     run.ready = true;
     clearTimeout(run.readyTimer);
-    run.settle();
     if (run.pendingReload) this.sendReload(run);
   }
 

@@ -7,12 +7,13 @@
 import { AnswerCache } from '../dns/answer-cache.ts';
 import { DnsServer } from '../dns/server.ts';
 import type { Handler } from '../dns/server.ts';
-import { CachingHandler } from '../dnscache/handler.ts';
+import { ANSWER_KINDS, CachingHandler } from '../dnscache/handler.ts';
 import type { CachePolicy } from '../dnscache/cache.ts';
 import { LoopDetector } from '../dnscache/loop.ts';
 import { Forwarder } from '../forward/forward.ts';
 import type { Logger } from '../log/log.ts';
 import type { CachePlan, NodeCachePlan, ZonePlan } from './plan.ts';
+import type { RequestMetrics } from './request-metrics.ts';
 
 /** What the shared cache may take in memory, whatever the zones' capacities allow. */
 const CACHE_BYTES = 32 * 1024 * 1024;
@@ -49,15 +50,16 @@ export class ZoneEngine {
   readonly zones: ServedZone[];
   private readonly servers: DnsServer[];
 
-  constructor(plan: NodeCachePlan, log: Logger) {
+  /** `metrics`: where every listener counts its replies, by zone (the zone's index tags its answers). */
+  constructor(plan: NodeCachePlan, log: Logger, metrics?: RequestMetrics) {
     const capacity = plan.zones.reduce((n, z) => n + (z.cache === null ? 0 : z.cache.successCapacity + z.cache.denialCapacity), 0);
     this.cache = new AnswerCache({ maxEntries: capacity, maxBytes: capacity > 0 ? CACHE_BYTES : 0 });
-    this.zones = plan.zones.map((z) => {
+    this.zones = plan.zones.map((z, i) => {
       const zlog = log.child(z.zone || '.');
       const forwarder = new Forwarder({ forceTcp: z.forceTcp, log: zlog.child('forward') });
       forwarder.setUpstreams(z.upstreams);
       const loop = z.loopDetect ? new LoopDetector(forwarder, zlog.child('loop')) : undefined;
-      const handler = new CachingHandler({ cache: this.cache, policy: policyOf(z.cache), forwarder, log: zlog, logQueries: z.logQueries, loop });
+      const handler = new CachingHandler({ cache: this.cache, policy: policyOf(z.cache), forwarder, log: zlog, logQueries: z.logQueries, loop, tagBase: i * ANSWER_KINDS });
       return { plan: z, forwarder, handler, loop };
     });
     const listeners = new Map<string, { address: string; port: number; zones: ServedZone[] }>();
@@ -69,7 +71,10 @@ export class ZoneEngine {
         listeners.set(key, l);
       }
     }
-    this.servers = [...listeners.values()].map((l) => new DnsServer({ handler: router(l.zones), address: l.address, port: l.port, answerCache: this.cache, reusePort: true }));
+    const zoneNames = this.zones.map((z) => ({ zone: z.plan.zone, cached: z.plan.cache !== null }));
+    this.servers = [...listeners.values()].map(
+      (l) => new DnsServer({ handler: router(l.zones), address: l.address, port: l.port, answerCache: this.cache, reusePort: true, observer: metrics?.observer(l.address, l.port, zoneNames) }),
+    );
   }
 
   /** Binds every listener (one that fails: all closed, rejects); then the loop probes. */

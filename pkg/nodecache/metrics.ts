@@ -1,12 +1,14 @@
 // node-cache's Prometheus metrics, under the original's names so its dashboards and alerts keep
-// working: coredns_nodecache_setup_errors_total{errortype} (the setup program's), and the served
-// zones' cache and upstream counts under CoreDNS's cache and forward plugin names. Read from the
-// program's own counters when Prometheus scrapes.
+// working: coredns_nodecache_setup_errors_total{errortype} (the setup program's), CoreDNS's
+// per-request and cache metrics (request-metrics.ts), the shared cache's size and the upstream
+// counts under CoreDNS's cache and forward plugin names. Read from the program's own counters when
+// Prometheus scrapes.
 
 import client from 'prom-client';
 import { mirroredCounter, mirroredGauge } from '../metrics/mirror.ts';
 import type { NodeCachePlan } from './plan.ts';
 import type { ZoneEngine } from './engine.ts';
+import { RequestMetrics } from './request-metrics.ts';
 
 /** The original's error types: the kube-dns ConfigMap, the interface, the rules. */
 export const SETUP_ERRORS = ['configmap', 'interfaceadd', 'iptables'] as const;
@@ -18,22 +20,19 @@ export interface NodeCacheReadings {
   readonly serving: ZoneEngine | null;
 }
 
-/** CoreDNS's `zones` label: the zone with its trailing dot. */
-const fqdn = (zone: string) => `${zone}.`.replace(/^\.$/, '.');
+export interface NodeCacheMetrics {
+  registry: client.Registry;
+  /** What each engine's listeners count into. */
+  requests: RequestMetrics;
+}
 
-export function createNodeCacheMetrics(read: NodeCacheReadings): client.Registry {
+export function createNodeCacheMetrics(read: NodeCacheReadings): NodeCacheMetrics {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
   mirroredCounter(registry, { name: 'coredns_nodecache_setup_errors_total', help: 'The number of errors during periodic network setup for node-cache', labelNames: ['errortype'] }, () =>
     SETUP_ERRORS.map((e) => [{ errortype: e }, read.setupErrors.get(e) ?? 0]),
   );
   const zones = () => read.serving?.zones ?? [];
-  mirroredCounter(registry, { name: 'coredns_cache_misses_total', help: 'The count of cache misses.', labelNames: ['zones'] }, () =>
-    zones().map((z) => [{ zones: fqdn(z.plan.zone) }, z.handler.counters().misses]),
-  );
-  mirroredCounter(registry, { name: 'coredns_cache_served_stale_total', help: 'The number of requests served from stale cache entries.', labelNames: ['zones'] }, () =>
-    zones().map((z) => [{ zones: fqdn(z.plan.zone) }, z.handler.stats.stale]),
-  );
   mirroredGauge(registry, { name: 'coredns_cache_entries', help: 'The number of elements in the cache (every zone shares one).' }, () => [[{}, read.serving?.cache.size ?? 0]]);
   // Several zones may forward to one upstream (the template's three cluster zones): one series per upstream.
   mirroredCounter(registry, { name: 'coredns_forward_requests_total', help: 'Counter of requests made per upstream.', labelNames: ['to'] }, () => {
@@ -41,5 +40,5 @@ export function createNodeCacheMetrics(read: NodeCacheReadings): client.Registry
     for (const z of zones()) for (const s of z.forwarder.serverStats()) byUpstream.set(`${s.server.host}:${s.server.port}`, (byUpstream.get(`${s.server.host}:${s.server.port}`) ?? 0) + s.queries);
     return [...byUpstream].map(([to, n]) => [{ to }, n] as const);
   });
-  return registry;
+  return { registry, requests: new RequestMetrics(registry) };
 }

@@ -4,11 +4,10 @@
 // the old one drains (SO_REUSEPORT: no query lost); the setup metrics, and the Corefile's prometheus
 // and health endpoints. stop() drains and, unless -skipteardown, takes the rules and interface away.
 
-import { createSocket } from 'node:dgram';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { isIP } from 'node:net';
 import { createServer } from 'node:http';
 import { ConfigDirWatcher } from '../config/config.ts';
+import { udpPortTaken } from '../dns/port-taken.ts';
 import type { KubeDnsConfig } from '../config/config.ts';
 import { resolvConfNameservers } from '../forward/forward.ts';
 import { listenHttp } from '../httpserver/listen.ts';
@@ -63,6 +62,7 @@ export class NodeCache {
   private timer: NodeJS.Timeout | undefined;
   private readonly http: HttpListening[] = [];
   private applying: Promise<void> = Promise.resolve();
+  private readonly metrics = createNodeCacheMetrics(this);
 
   constructor(o: NodeCacheOptions) {
     this.o = o;
@@ -75,7 +75,7 @@ export class NodeCache {
     this.watcher.start(() => void this.reconfigure());
     const plan = this.render(this.watcher.current());
     await this.setUp();
-    const engine = new ZoneEngine(plan, this.log);
+    const engine = new ZoneEngine(plan, this.log, this.metrics.requests);
     const bound = await engine.start();
     [this.engine, this.plan] = [engine, plan];
     await this.serveHttp(plan);
@@ -101,7 +101,7 @@ export class NodeCache {
     for (const h of this.http) await h.close();
     if (this.o.skipTeardown) return;
     // A successor (the DaemonSet's surge pod) already serves beside us: the interface and rules are its now.
-    if (await portTaken(this.o.localIps[0], this.o.dnsPort)) {
+    if (await udpPortTaken(this.o.localIps[0], this.o.dnsPort)) {
       this.log.info('another node-cache serves the local address: leaving the interface and rules to it', { address: this.o.localIps[0], port: this.o.dnsPort });
       return;
     }
@@ -151,7 +151,7 @@ export class NodeCache {
         return;
       }
       if (this.corefileText === before || this.engine === null) return;
-      const next = new ZoneEngine(plan, this.log);
+      const next = new ZoneEngine(plan, this.log, this.metrics.requests);
       try {
         await next.start();
       } catch (err) {
@@ -194,7 +194,7 @@ export class NodeCache {
 
   /** -metrics-listen-address: the setup metrics; the Corefile's prometheus: DNS metrics; its health: /health. */
   private async serveHttp(plan: NodeCachePlan): Promise<void> {
-    const registry = createNodeCacheMetrics(this);
+    const { registry } = this.metrics;
     const routes = new Map<string, Map<string, () => Promise<[number, string, string]>>>();
     const add = (address: string, path: string, handler: () => Promise<[number, string, string]>) => {
       const at = routes.get(address) ?? new Map();
@@ -220,18 +220,6 @@ export class NodeCache {
       this.log.info('HTTP listening', { address: host || '*', port, paths: [...paths.keys()].join(',') });
     }
   }
-}
-
-/** Whether a socket other than ours holds ip:port (UDP): a plain bind beside it fails with EADDRINUSE. */
-function portTaken(ip: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const probe = createSocket(isIP(ip) === 6 ? 'udp6' : 'udp4');
-    probe.once('error', (err: NodeJS.ErrnoException) => {
-      probe.close();
-      resolve(err.code === 'EADDRINUSE');
-    });
-    probe.bind({ address: ip, port, exclusive: true }, () => probe.close(() => resolve(false)));
-  });
 }
 
 /** host:port, :port, [v6]:port; `localhost` as CoreDNS binds it. */

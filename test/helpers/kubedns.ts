@@ -1,7 +1,7 @@
 // Starts the real kube-dns program on loopback with a cluster file of the test's own (or, without one,
 // with the API source the test's args point at).
 
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
@@ -27,6 +27,8 @@ export interface KubeDnsStart {
 
 export async function startKubeDns(t: Test, o: KubeDnsStart): Promise<KubeDns> {
   const dir = mkdtempSync(join(tmpdir(), 'kdt-kubedns-'));
+  // Registered first, so it runs last: after kube-dns has stopped.
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const clusterFile = o.clusterYaml === undefined ? '' : join(dir, 'cluster.yaml');
   if (clusterFile) writeFileSync(clusterFile, o.clusterYaml!);
   const program = startProgram(t, 'kube-dns', [

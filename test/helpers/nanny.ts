@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Test } from 'tap';
 import { DNSMASQ } from './dnsmasq.ts';
 import { freePort } from './ports.ts';
-import { startProgram } from './process.ts';
+import { startProgram, workersArgs } from './process.ts';
 import type { Program } from './process.ts';
 import { scrape } from './sidecar.ts';
 import { dig } from './dig.ts';
@@ -95,7 +95,7 @@ export async function startNanny(t: Test, o: NannyStart = {}): Promise<Nanny> {
   const childArgs =
     child === 'dnsmasq'
       ? ['-k', '--conf-file=/dev/null', `--pid-file=${join(dir, 'dnsmasq.pid')}`, ...user, '--no-hosts', ...listen]
-      : ['-k', ...listen];
+      : ['-k', ...listen, ...workersArgs()];
   const program = startProgram(t, 'dnsmasq-nanny', [
     `-configDir=${configDir}`,
     '-syncInterval=1s',

@@ -27,12 +27,22 @@ export interface Program {
 const LAME_DUCKS = new Set(['kube-dns', 'dnsmasq-nanny', 'sidecar']);
 
 /**
+ * KUBE_DNS_TS_TEST_WORKERS=N runs every kube-dns and dnscache the tests start (dnscache by itself or
+ * under the nanny) with --workers=N: the integration tier runs once so in CI (issue 20: every test at
+ * 1 and 2 threads).
+ */
+export function workersArgs(): string[] {
+  const n = process.env.KUBE_DNS_TS_TEST_WORKERS;
+  return n === undefined || n === '' ? [] : [`--workers=${n}`];
+}
+
+/**
  * One of our programs from source; `wrap` runs it through another command (`ip netns exec <ns>`).
  * Tests stop programs with SIGTERM: a program with a lame duck gets none unless `args` set one
  * (a later flag wins).
  */
 export function startProgram(t: Test, program: string, args: string[], env: NodeJS.ProcessEnv = {}, wrap: string[] = []): Program {
-  const first = LAME_DUCKS.has(program) ? [NO_LAME_DUCK] : [];
+  const first = [...(LAME_DUCKS.has(program) ? [NO_LAME_DUCK] : []), ...(program === 'dnscache' || program === 'kube-dns' ? workersArgs() : [])];
   return startCommand(t, [...wrap, process.execPath, `${repoRoot}cmd/${program}/main.ts`, ...first, ...args], env, program);
 }
 

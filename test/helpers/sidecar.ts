@@ -45,8 +45,13 @@ export async function healthcheck(port: number, label: string): Promise<Health> 
 export async function scrape(port: number): Promise<Map<string, number>> {
   const r = await get(port, '/metrics');
   if (r.status !== 200) throw new Error(`/metrics answered ${r.status}: ${r.body}`);
+  return parseSamples(r.body);
+}
+
+/** Every sample of a Prometheus text exposition: `name{labels}` → value. */
+export function parseSamples(text: string): Map<string, number> {
   const samples = new Map<string, number>();
-  for (const line of r.body.split('\n')) {
+  for (const line of text.split('\n')) {
     if (line === '' || line.startsWith('#')) continue;
     const space = line.lastIndexOf(' ');
     samples.set(line.slice(0, space), Number(line.slice(space + 1)));

@@ -82,6 +82,27 @@ t.test('servers.bind counts: a try per server, SERVFAIL/REFUSED as failed; kept 
   t.same(strings(await serversBind(port)), [`127.0.0.1#${good.port} 3 0`, `127.0.0.1#${failing.port} 0 0`], 'added back: from 0');
 });
 
+t.test("ours: a servers-file's no-resolv line leaves the resolv file's servers out, and its absence brings them back, over SIGHUP", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kdt-dnscache-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const [fromResolv, fromFile] = [await goodUpstream(t), await startDnsmasq(t, ['192.0.2.9 www.example.com'])];
+  const [resolv, file] = [join(dir, 'resolv.conf'), join(dir, 'servers')];
+  writeFileSync(resolv, 'nameserver 127.0.0.1\n');
+  writeFileSync(file, '');
+  // A resolv file names addresses only (port 53): it is never asked here, servers.bind lists it.
+  const p = startProgram(t, 'dnscache', ['-k', '--port=0', '--listen-address=127.0.0.1', '--log-facility=-', `--resolv-file=${resolv}`, `--servers-file=${file}`, `--server=127.0.0.1#${fromResolv.port}`]);
+  const port = Number((await p.waitFor(/listening address=127\.0\.0\.1 port=(\d+)/))[1]);
+  t.same(strings(await serversBind(port)), [`127.0.0.1#${fromResolv.port} 0 0`, '127.0.0.1#53 0 0'], "the command line's server and the resolv file's");
+  writeFileSync(file, `no-resolv\nserver=127.0.0.1#${fromFile.port}\n`);
+  p.child.kill('SIGHUP');
+  await p.waitFor(/reloaded/);
+  t.same(strings(await serversBind(port)), [`127.0.0.1#${fromResolv.port} 0 0`, `127.0.0.1#${fromFile.port} 0 0`], 'no-resolv: the resolv file left out');
+  writeFileSync(file, `server=127.0.0.1#${fromFile.port}\n`);
+  p.child.kill('SIGHUP');
+  await p.waitFor(/reloaded[^]*reloaded/);
+  t.same(strings(await serversBind(port)), [`127.0.0.1#${fromResolv.port} 0 0`, '127.0.0.1#53 0 0', `127.0.0.1#${fromFile.port} 0 0`], 'without it: back');
+});
+
 t.test('fail-over: a stub domain whose first server never answers is answered by its second after the timeout', async (t) => {
   const silent = await blackhole(t);
   const good = await goodUpstream(t);

@@ -2,7 +2,7 @@
 // cluster file, a broken file, dead upstreams, bad flags, metrics, and a clean SIGTERM.
 
 import t from 'tap';
-import { mkdtempSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
@@ -31,7 +31,9 @@ function webUntil(port: number, ok: (r: DigResult) => boolean, what: string): Pr
 }
 
 t.test('before the first sync: SERVFAIL for the zone, readiness 503; a file that appears later is loaded', async (t) => {
-  const later = join(mkdtempSync(join(tmpdir(), 'kdt-later-')), 'later.yaml');
+  const laterDir = mkdtempSync(join(tmpdir(), 'kdt-later-'));
+  t.teardown(() => rmSync(laterDir, { recursive: true, force: true }));
+  const later = join(laterDir, 'later.yaml');
   const waiting = await startKubeDns(t, { clusterYaml: '', synced: false, args: [`--cluster-file=${later}`] });
   t.equal((await dig(waiting.dnsPort, 'web.default.svc.cluster.local')).status, 'SERVFAIL', 'never a false NXDOMAIN');
   t.equal((await get(waiting.httpPort, '/readiness')).status, 503);
@@ -88,10 +90,12 @@ t.test('HTTP endpoints: /cache in the original shape, /metrics with our and the 
 
 t.test('skydns_skydns_dns_request_count_total: an answer from the cache counts under the system it was first counted under', async (t) => {
   const kd = await startKubeDns(t, { clusterYaml: one('10.96.0.5') });
+  // One client (one source port): with --workers too, its questions reach one thread's cache.
+  const from = ['-b', `127.0.0.1#${await freePort()}`];
   for (let i = 0; i < 3; i++) {
-    t.equal((await dig(kd.dnsPort, 'version.bind', 'TXT', ['-c', 'CH'])).status, 'NOERROR');
-    t.equal((await dig(kd.dnsPort, 'nothing.bind', 'TXT', ['-c', 'CH'])).status, 'REFUSED');
-    t.equal((await dig(kd.dnsPort, '5.0.96.10.in-addr.arpa', 'PTR')).status, 'NOERROR');
+    t.equal((await dig(kd.dnsPort, 'version.bind', 'TXT', ['-c', 'CH', ...from])).status, 'NOERROR');
+    t.equal((await dig(kd.dnsPort, 'nothing.bind', 'TXT', ['-c', 'CH', ...from])).status, 'REFUSED');
+    t.equal((await dig(kd.dnsPort, '5.0.96.10.in-addr.arpa', 'PTR', from)).status, 'NOERROR');
   }
   const metrics = (await get(kd.httpPort, '/metrics')).body;
   t.match(metrics, /kubedns_dns_answer_cache_hits_total 6/, 'two of each three from the cache');

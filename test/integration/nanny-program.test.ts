@@ -66,9 +66,10 @@ t.test('-metricsAddress= (empty): no HTTP endpoint', async (t) => {
   t.equal(await p.stop(), 0);
 });
 
+// With real dnsmasq: our dnscache never needs a restart (no-resolv comes in its servers-file).
 t.test('-restartDnsmasq=false: a needed restart is logged, not done; the servers still change by SIGHUP', async (t) => {
   const u = await startDnsmasq(t, ['192.0.2.1 www.example.com']);
-  const n = await startNanny(t, { flags: ['-restartDnsmasq=false'] });
+  const n = await startNanny(t, { child: 'dnsmasq', flags: ['-restartDnsmasq=false'] });
   n.writeConfig({ upstreamNameservers: JSON.stringify([`127.0.0.1:${u.port}`]) });
   await n.program.waitFor(/the child needs a restart for its new command line, but -restartDnsmasq=false: keeping it running args=.*--no-resolv/, WITHIN_SYNC + 1000);
   await eventually(async () => answers(await dig(n.dnsPort, 'www.example.com')).join() === '192.0.2.1', 'the new upstream, from the servers-file', WITHIN_SYNC);

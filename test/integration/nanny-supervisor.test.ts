@@ -21,7 +21,7 @@ function supervise(t: Test, script: string, opts: Partial<SupervisorOptions> = {
   const lines: string[] = [];
   const crashLoops: string[] = [];
   const sup = new Supervisor({
-    command: { file: process.execPath, prefix: ['-e', script], name: 'kid', ready: /^ready/, startsBeside: false, logging: [] },
+    command: { file: process.execPath, prefix: ['-e', script], name: 'kid', ready: /^ready/, serversFileNoResolv: false, stopCodes: [0], logging: [] },
     log: createLogger('test-supervisor'),
     output: (line) => lines.push(line),
     onCrashLoop: (reason) => crashLoops.push(reason),
@@ -47,7 +47,7 @@ t.test('a program that cannot be started counts as a failure too', async (t) => 
   const lines: string[] = [];
   const crashLoops: string[] = [];
   const sup = new Supervisor({
-    command: { file: '/nonexistent/dnsmasq', prefix: [], name: 'dnsmasq', ready: /./, startsBeside: false, logging: [] },
+    command: { file: '/nonexistent/dnsmasq', prefix: [], name: 'dnsmasq', ready: /./, serversFileNoResolv: false, stopCodes: [0], logging: [] },
     log: createLogger('test-supervisor'),
     output: (line) => lines.push(line),
     onCrashLoop: (reason) => crashLoops.push(reason),
@@ -131,18 +131,4 @@ t.test('no child: reload and signals do nothing, stop returns null', async (t) =
   t.ok(stoppedCleanly(null));
   sup.start([]);
   t.notOk(sup.up, 'nothing starts after stop');
-});
-
-t.test('startsBeside: the new child starts first, the old one is stopped once the new one is ready', async (t) => {
-  // Each child says when it is ready (after 300 ms) and when it got SIGTERM.
-  const script = "setTimeout(() => console.log('ready ' + process.argv[1]), 300); process.on('SIGTERM', () => { console.log('bye ' + process.argv[1]); process.exit(0); }); setInterval(() => {}, 1000);";
-  const { sup, lines } = supervise(t, script, { command: { file: process.execPath, prefix: ['-e', script], name: 'kid', ready: /^ready/, startsBeside: true, logging: [] } });
-  sup.start(['one']);
-  await eventually(() => lines.includes('ready one'), 'the first child ready');
-  await sup.restart(['two']);
-  t.same(lines, ['ready one', 'ready two', 'bye one'], 'the old one got SIGTERM only after the new one was ready');
-  t.ok(sup.up);
-  t.equal(sup.stats.configRestarts, 1);
-  await sup.stop();
-  t.same(lines.at(-1), 'bye two');
 });

@@ -8,7 +8,7 @@
 import t from 'tap';
 import type { Test } from 'tap';
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseDig } from '../helpers/dig.ts';
@@ -17,6 +17,8 @@ import { DNSMASQ, dnsmasqHostsArgs, dnsmasqReadableDir } from '../helpers/dnsmas
 import { eventually } from '../helpers/eventually.ts';
 import { service, yamlDocs } from '../helpers/kubedns.ts';
 import { netnsCanRun, podNetwork } from '../helpers/netns.ts';
+import { parseSamples } from '../helpers/sidecar.ts';
+import { promtoolBin, promtoolCanRun } from '../monitoring/promtool.ts';
 import { startCommand, startProgram } from '../helpers/process.ts';
 import { nodeLocalCorefile, README_VALUES } from '../e2e/harness/manifests.ts';
 import type { Program } from '../helpers/process.ts';
@@ -40,6 +42,7 @@ async function node(t: Test): Promise<Node> {
   const { dns: netns } = podNetwork(t, []);
   const wrap = ['ip', 'netns', 'exec', netns];
   const dir = dnsmasqReadableDir('kdt-node-cache-');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(join(dir, 'cluster.yaml'), yamlDocs(service('default', 'web', 'clusterIP: 10.96.0.5\nports:\n- {name: http, port: 80}')));
   writeFileSync(join(dir, 'hosts'), '192.0.2.40 www.example.org\n192.0.2.41 db.acme.local\n');
   writeFileSync(join(dir, 'empty-resolv.conf'), '');
@@ -117,6 +120,43 @@ t.test('iptables: interface, rules, answers through both addresses over TCP to k
   t.match(await n.exec(['ip', 'link', 'show', 'dev', 'nodelocaldns']), /does not exist/, 'interface removed at exit');
 });
 
+t.test("CoreDNS's request and cache metrics, per server and zone, as upstream's node-local dashboards read them", async (t) => {
+  if (!netnsCanRun(t)) return;
+  const n = await node(t);
+  const nc = await nodeCache(t, n);
+  await nc.waitFor(/DNS listening address=169\.254\.20\.10 port=53/);
+  // cluster.local. through the node-local address: a miss then a hit, an NXDOMAIN twice, one over TCP.
+  for (let i = 0; i < 2; i++) t.same(addresses(await n.dig(LOCAL, 'web.default.svc.cluster.local')), ['10.96.0.5']);
+  for (let i = 0; i < 2; i++) t.equal((await n.dig(LOCAL, 'nosuch.default.svc.cluster.local')).status, 'NXDOMAIN');
+  t.same(addresses(await n.dig(LOCAL, 'web.default.svc.cluster.local', ['+tcp'])), ['10.96.0.5']);
+  // The root zone, through the other address: counted under its own server.
+  t.same(addresses(await n.dig(CLUSTER_IP, 'www.example.org')), ['192.0.2.40']);
+  const text = await n.exec(['curl', '-s', `http://${LOCAL}:9253/metrics`]);
+  const m = parseSamples(text);
+  const local = `server="dns://${LOCAL}:53"`;
+  const zone = `${local},zone="cluster.local.",view=""`;
+  const cache = `${local},zones="cluster.local.",view=""`;
+  t.equal(m.get(`coredns_dns_requests_total{${zone},proto="udp",family="1",type="A"}`), 4, 'requests by proto, family and type');
+  t.equal(m.get(`coredns_dns_requests_total{${zone},proto="tcp",family="1",type="A"}`), 1);
+  t.equal(m.get(`coredns_dns_responses_total{${zone},rcode="NOERROR",plugin="forward"}`), 1, 'responses by rcode and the plugin that wrote them');
+  t.equal(m.get(`coredns_dns_responses_total{${zone},rcode="NOERROR",plugin="cache"}`), 2);
+  t.equal(m.get(`coredns_dns_responses_total{${zone},rcode="NXDOMAIN",plugin="cache"}`), 1);
+  t.equal(m.get(`coredns_dns_request_duration_seconds_count{${zone},type="A"}`), 5, 'request duration by type');
+  t.equal(m.get(`coredns_dns_request_duration_seconds_bucket{${zone},type="A",le="+Inf"}`), 5);
+  t.equal(m.get(`coredns_dns_response_size_bytes_count{${zone},proto="tcp"}`), 1, 'response size by proto');
+  t.equal(m.get(`coredns_cache_requests_total{${cache}}`), 5, 'cache requests');
+  t.equal(m.get(`coredns_cache_hits_total{${local},type="success",zones="cluster.local.",view=""}`), 2, 'hits: success');
+  t.equal(m.get(`coredns_cache_hits_total{${local},type="denial",zones="cluster.local.",view=""}`), 1, 'hits: denial (NXDOMAIN)');
+  t.equal(m.get(`coredns_cache_misses_total{${cache}}`), 2, 'misses');
+  t.equal(m.get(`coredns_dns_requests_total{server="dns://${CLUSTER_IP}:53",zone=".",view="",proto="udp",family="1",type="A"}`), 1, 'the other address, the root zone');
+  t.equal(m.get(`coredns_dns_requests_total{server="dns://${CLUSTER_IP}:53",zone="cluster.local.",view="",proto="udp",family="1",type="A"}`), undefined, 'nothing counted where nothing was asked');
+  if (promtoolCanRun(t)) {
+    const lint = await new Promise<string>((resolve) => execFile(promtoolBin(), ['check', 'metrics'], (_err, stdout, stderr) => resolve(`${stdout}${stderr}`)).stdin!.end(text));
+    // prom-client's Node.js defaults are the one finding promtool has (as for kube-dns: test/e2e/monitoring.test.ts).
+    t.same(lint.split('\n').filter((l) => l.trim() !== '' && !/^nodejs_active_(handles|requests|resources)_total /.test(l)), [], 'promtool check metrics: a valid exposition');
+  }
+});
+
 t.test("-syncinterval repairs what was removed; -skipteardown leaves everything; health's lameduck serves on", async (t) => {
   if (!netnsCanRun(t)) return;
   const n = await node(t);
@@ -142,6 +182,8 @@ t.test('nftables where the node has no iptables', async (t) => {
   for (const tool of ['ip', 'nft']) symlinkSync(`/usr/sbin/${tool}`, join(bin, tool));
   const nc = await nodeCache(t, n, [], TEMPLATE, `${bin}:/usr/bin:/bin`);
   await nc.waitFor(/rules added kind=nftables/);
+  // The rules come before the listeners: wait for those too before asking.
+  await nc.waitFor(/DNS listening address=169\.254\.20\.10/);
   const table = await n.exec(['nft', 'list', 'table', 'inet', 'node-local-dns']);
   t.match(table, /hook prerouting priority raw/);
   t.match(table, new RegExp(`ip daddr ${LOCAL.replaceAll('.', '\\.')} udp dport 53 notrack comment "NodeLocal DNS Cache: skip conntrack"`));

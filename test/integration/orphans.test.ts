@@ -9,7 +9,7 @@ import { eventually } from '../helpers/eventually.ts';
 import { startLocalPod } from '../helpers/localpod.ts';
 import { isAlive, startNanny } from '../helpers/nanny.ts';
 
-const serversDir = (output: string): string => dirname(/--servers-file=(\S+)/.exec(output)![1]);
+const serversDir = (output: string): string => dirname(/--servers-file=([^\s"]+)/.exec(output)![1]);
 
 t.test('kill -9 of the launcher: all four programs stop by themselves, the nanny removes its temp dir', async (t) => {
   const pod = await startLocalPod(t);

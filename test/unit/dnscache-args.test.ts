@@ -107,4 +107,6 @@ t.test('serverOrder: every --server address in the order given, default and stub
     { host: '10.0.0.7', port: 53 },
   ]);
   t.equal(file.errors.length, 1);
+  t.equal(file.noResolv, false);
+  t.equal(parseServersFile('no-resolv\nserver=10.0.0.9\n').noResolv, true, "ours: a no-resolv line (the nanny's, for upstreamNameservers)");
 });

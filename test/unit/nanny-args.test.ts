@@ -7,6 +7,7 @@ import { parseStubServer, parseUpstream } from '../../pkg/config/config.ts';
 import { parseServersFile } from '../../pkg/dnscache/args.ts';
 import { childCommand, programEntry, programName, shebangNodeFlags } from '../../pkg/nanny/exec.ts';
 import { parseListenAddress } from '../../pkg/nanny/http.ts';
+import { stoppedCleanly } from '../../pkg/nanny/supervisor.ts';
 
 const MANIFEST = ['-k', '--cache-size=1000', '--no-negcache', '--dns-loop-detect', '--log-facility=-', '--server=/cluster.local/127.0.0.1#10053', '--server=/in-addr.arpa/127.0.0.1#10053', '--server=/ip6.arpa/127.0.0.1#10053'];
 
@@ -52,8 +53,6 @@ t.test("the child's log comes to the nanny (--log-facility=-) unless its args se
     t.same(childArgs(given, '/s', false), [...given, '--servers-file=/s'], `${given.join(' ')} kept`);
   }
   t.equal(logFacility(['-k']), null);
-  t.same(childArgs(['-k'], '/s', false, { startsBeside: true, logging: [] }), ['-k', '--servers-file=/s', '--reuse-port', '--log-facility=-'], 'a child started beside its successor (dnscache) shares its port');
-  t.same(childArgs(['-k', '--reuse-port'], '/s', false, { startsBeside: true, logging: [] }), ['-k', '--reuse-port', '--servers-file=/s', '--log-facility=-'], 'not twice');
   t.equal(logFacility(['--log-facility', 'DAEMON']), 'DAEMON');
   t.equal(logFacility(['-8/var/log/d']), '/var/log/d');
   t.equal(logFacility(['--log-facility=LOCAL0', '-8', '-']), '-', 'the last one wins, as in dnsmasq');
@@ -102,9 +101,9 @@ t.test("our dnscache logs in the nanny's format unless the args after -- choose 
   const json = ['--logging-format=json'];
   t.same(childCommand(programEntry('dnscache'), process.execPath, json).logging, json);
   t.same(childCommand('/usr/sbin/dnsmasq', process.execPath, json).logging, [], 'dnsmasq has no such flags');
-  const dnscache = { startsBeside: true, logging: json };
-  t.same(childArgs(['-k'], '/s', false, dnscache), ['-k', '--servers-file=/s', '--reuse-port', '--log-facility=-', ...json]);
-  t.same(childArgs(['-k', '--logging-format=text'], '/s', false, dnscache), ['-k', '--logging-format=text', '--servers-file=/s', '--reuse-port', '--log-facility=-'], 'their own kept, ours not added');
+  const dnscache = { serversFileNoResolv: true, logging: json };
+  t.same(childArgs(['-k'], '/s', false, dnscache), ['-k', '--servers-file=/s', '--log-facility=-', ...json]);
+  t.same(childArgs(['-k', '--logging-format=text'], '/s', false, dnscache), ['-k', '--logging-format=text', '--servers-file=/s', '--log-facility=-'], 'their own kept, ours not added');
 });
 
 t.test('-metricsAddress', async (t) => {
@@ -115,7 +114,19 @@ t.test('-metricsAddress', async (t) => {
   t.type(parseListenAddress('host:70000'), 'string');
 });
 
-t.test('which children a replacement may start beside: our dnscache, not dnsmasq', async (t) => {
-  t.equal(childCommand(programEntry('dnscache')).startsBeside, true);
-  t.equal(childCommand('/usr/sbin/dnsmasq').startsBeside, false);
+t.test('upstreams for our dnscache: no-resolv in its servers-file, so the command line never changes (a SIGHUP, not a restart); dnsmasq: --no-resolv', async (t) => {
+  const dnscache = childCommand(programEntry('dnscache'));
+  t.equal(dnscache.serversFileNoResolv, true);
+  t.equal(childCommand('/usr/sbin/dnsmasq').serversFileNoResolv, false);
+  t.same(childArgs(['-k'], '/s', true, dnscache), childArgs(['-k'], '/s', false, dnscache), 'the same command line with upstreams and without');
+  const entry = { domain: null, host: '10.0.0.1', port: 53 };
+  t.equal(serversFileText([entry], true), 'no-resolv\nserver=10.0.0.1#53\n');
+  t.equal(serversFileText([entry]), 'server=10.0.0.1#53\n');
+});
+
+t.test("dnsmasq SIGTERMed before its startup is done exits 5 (EC_MISC, its sig_handler while pid == 0), after it logged started: a clean stop for it, not for ours", async (t) => {
+  const exit = { code: 5, signal: null, killed: false };
+  t.ok(stoppedCleanly(exit, childCommand('/usr/sbin/dnsmasq').stopCodes));
+  t.notOk(stoppedCleanly(exit, childCommand(programEntry('dnscache')).stopCodes));
+  t.notOk(stoppedCleanly(exit), 'nor for a program we do not know');
 });

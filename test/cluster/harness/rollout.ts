@@ -43,6 +43,17 @@ export async function prepareLoad(c: NodeCluster, ns: string, pod: string): Prom
   await execIn(c, ns, pod, ['sh', '-c', `printf '${LOAD_NAMES.join('\\n')}\\n' > /tmp/queries`]);
 }
 
+/** Distinct names in prepareMissLoad's file: more than 100 s of the issue's load asks. */
+const MISS_NAMES = 120_000;
+
+/**
+ * Writes a query file of names no cache holds (Services of `ns` that do not exist, each asked once
+ * per pass of the file), so that behind a node-local cache every query still reaches the cluster DNS.
+ */
+export async function prepareMissLoad(c: NodeCluster, ns: string, pod: string): Promise<void> {
+  await execIn(c, ns, pod, ['sh', '-c', `seq 1 ${MISS_NAMES} | sed 's/.*/miss&.${ns}.svc.cluster.local A/' > /tmp/queries`]);
+}
+
 /**
  * The lookup loop, in bash: a dig (a new process, a new socket) on a fixed schedule for `seconds`;
  * one line per lookup, `ok` or `fail at <ms>: <what dig said>`.

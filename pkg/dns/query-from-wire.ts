@@ -1,0 +1,21 @@
+// A Query as a handler gets it, made again from the request's bytes: for a server that hands its
+// misses to another thread (pkg/dnsthreads), where only bytes cross. The request passed the asking
+// server's checks already; what still fails to parse throws DnsParseError.
+
+import { HEADER_SIZE } from './constants.ts';
+import { clientSubnetOf } from './client-subnet.ts';
+import { OFF_ARCOUNT, u16 } from './header.ts';
+import { canonicalName } from './names.ts';
+import { parseMessage } from './parse.ts';
+import { emptyOptView, readOpt, readQuestion } from './question.ts';
+import type { Transport } from './responder.ts';
+import type { Query } from './server.ts';
+
+export function queryFromWire(wire: Buffer, transport: Transport, remoteAddress: string, remotePort: number): Query {
+  const message = parseMessage(wire);
+  const question = message.questions[0];
+  const view = emptyOptView();
+  const qEnd = readQuestion(wire, HEADER_SIZE);
+  if (u16(wire, OFF_ARCOUNT) === 1 && qEnd > 0) readOpt(wire, qEnd, view);
+  return { message, question, qname: canonicalName(question.name), wire, transport, remoteAddress, remotePort, clientSubnet: clientSubnetOf(wire, view) };
+}

@@ -1,0 +1,42 @@
+// What crosses between the owner (threads.ts) and a thread (worker.ts).
+
+import type { ServerStats } from '../dns/server.ts';
+import type { Transport } from '../dns/responder.ts';
+
+/** A miss as it crosses to the owner: the request's bytes and who asked. */
+export interface RemoteQuery {
+  wire: Uint8Array;
+  transport: Transport;
+  address: string;
+  port: number;
+}
+
+/** One thread's counts: its DnsServers' (one per listen address) and its answer cache's. */
+export interface ThreadStats {
+  servers: ServerStats[];
+  /** The thread's observer's counts (ThreadObserver.snapshot), when it has one. */
+  observed?: unknown;
+  cache: { entries: number; bytes: number; maxBytes: number; hits: number; insertions: number; evictions: number; expired: number };
+}
+
+export interface ThreadStart {
+  listen: { address: string; port: number }[];
+  answerCacheBytes: number;
+  answerCacheEntries?: number;
+  roundRobin: boolean;
+  index: number;
+  /** Tell the owner of every cache hit (DnsThreadsOptions.onCacheHit). */
+  reportHits: boolean;
+  /** DnsThreadsOptions.observerModule. */
+  observerModule?: string;
+}
+
+/**
+ * What an observer module (DnsThreadsOptions.observerModule) exports: `threadObserver()`, made once in
+ * each thread; its observer watches the thread's DnsServers, its snapshot goes to the owner with the
+ * thread's stats (kube-dns's metrics: pkg/kubedns/thread-observer.ts).
+ */
+export interface ThreadObserver {
+  observer: import('../dns/server.ts').ServerObserver;
+  snapshot(): unknown;
+}

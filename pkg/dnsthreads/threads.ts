@@ -1,0 +1,124 @@
+// More threads answering on the addresses and ports this one serves (worker_threads): each thread
+// has its own DnsServers, bound with SO_REUSEPORT (the kernel spreads clients over the threads by
+// address and port) and sharing one answer cache of its own, so a cache hit costs no other thread
+// anything. A miss goes to this thread: the owner's handler answers it, as it answers its own
+// misses, and the asking thread caches the answer as a DnsServer does. invalidate() reaches every
+// thread's cache, in order with the answers: an answer made before a change is followed by the
+// change, and the generation check drops it.
+
+import { Worker } from 'node:worker_threads';
+import type { Answer, Handler } from '../dns/server.ts';
+import { queryFromWire } from '../dns/query-from-wire.ts';
+import type { Logger } from '../log/log.ts';
+import { ThreadChannel } from './channel.ts';
+import type { RemoteQuery, ThreadStart, ThreadStats } from './messages.ts';
+
+export type { RemoteQuery, ThreadStats } from './messages.ts';
+
+/**
+ * The module `name` beside the module at `base` (an import.meta.url), in the same form: run from the
+ * sources (.ts) or from dist/ (.js). For a thread's entry, and an observerModule.
+ */
+export function siblingModule(base: string, name: string): URL {
+  return new URL(`./${name}${base.endsWith('.ts') ? '.ts' : '.js'}`, base);
+}
+
+const WORKER_ENTRY = siblingModule(import.meta.url, 'worker');
+
+export interface DnsThreadsOptions {
+  /** Threads to start besides this one. */
+  count: number;
+  /** What each thread serves: the addresses and ports this thread bound (with SO_REUSEPORT). */
+  listen: readonly { address: string; port: number }[];
+  /** Each thread's answer cache budget (bytes; 0: none), and at most this many entries (absent: no count limit). */
+  answerCacheBytes: number;
+  answerCacheEntries?: number;
+  roundRobin: boolean;
+  /** Answers every thread's misses (this thread's handler). */
+  handler: Handler;
+  log: Logger;
+  /**
+   * A module (URL) whose `threadObserver()` (messages.ts ThreadObserver) each thread makes and hands
+   * its DnsServers; its snapshot comes back with stats() (kube-dns: its metrics' counts).
+   */
+  observerModule?: string;
+  /** Every thread's cache hits, seen here (dnscache --log-queries): each hit then costs a message. */
+  onCacheHit?: (req: Buffer, nameEnd: number, remoteAddress: string) => void;
+}
+
+/** The owner's side of a miss: the Query made again from its bytes, the handler's answer made cloneable. */
+async function answerRemote(handler: Handler, r: RemoteQuery): Promise<Answer | null> {
+  const answer = await handler(queryFromWire(Buffer.from(r.wire.buffer, r.wire.byteOffset, r.wire.byteLength), r.transport, r.address, r.port));
+  // A Buffer view of a pooled slab would be copied whole by the structured clone: just its bytes.
+  return answer?.wire === undefined ? answer : { ...answer, wire: Uint8Array.from(answer.wire) };
+}
+
+export class DnsThreads {
+  private readonly o: DnsThreadsOptions;
+  private readonly threads: { worker: Worker; channel: ThreadChannel }[] = [];
+  private stopping = false;
+
+  constructor(o: DnsThreadsOptions) {
+    this.o = o;
+  }
+
+  /** Starts every thread; resolves once each listens, rejects (all stopped) when one cannot. */
+  async start(): Promise<void> {
+    try {
+      await Promise.all(Array.from({ length: this.o.count }, (_, i) => this.startThread(i + 1)));
+    } catch (err) {
+      await this.stop();
+      throw err;
+    }
+  }
+
+  /** What a change dropped: the cached answers of `groups`, or with none every one, in every thread. */
+  invalidate(groups?: Iterable<string>): void {
+    const list = groups === undefined ? undefined : [...groups];
+    for (const t of this.threads) t.channel.notify('invalidate', list);
+  }
+
+  /** Every thread's counts. */
+  stats(): Promise<ThreadStats[]> {
+    return Promise.all(this.threads.map((t) => t.channel.request('stats') as Promise<ThreadStats>));
+  }
+
+  /** Every thread stops taking queries, answers those in flight (its misses still come here), and ends. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await Promise.all(
+      this.threads.map(async ({ worker, channel }) => {
+        await channel.request('stop').catch(() => undefined);
+        await worker.terminate();
+      }),
+    );
+  }
+
+  private startThread(index: number): Promise<void> {
+    const { listen, answerCacheBytes, answerCacheEntries, roundRobin } = this.o;
+    const onCacheHit = this.o.onCacheHit;
+    const workerData: ThreadStart = { listen: [...listen], answerCacheBytes, answerCacheEntries, roundRobin, index, reportHits: onCacheHit !== undefined, observerModule: this.o.observerModule };
+    const worker = new Worker(WORKER_ENTRY, { workerData });
+    const channel = new ThreadChannel(worker, {
+      query: (r) => answerRemote(this.o.handler, r as RemoteQuery),
+      hit: (h) => {
+        const { req, nameEnd, address } = h as { req: Uint8Array; nameEnd: number; address: string };
+        onCacheHit?.(Buffer.from(req.buffer, req.byteOffset, req.byteLength), nameEnd, address);
+      },
+    });
+    this.threads.push({ worker, channel });
+    // A thread that ends unasked leaves its share of the clients unanswered (their flows stay hashed
+    // to its closed socket's group slot until the kernel rehashes): end the process, whose supervisor
+    // (the kubelet, the nanny) starts it again whole.
+    worker.on('exit', (code) => {
+      if (this.stopping) return;
+      this.o.log.error('a worker thread ended: stopping', { thread: index, code });
+      process.exit(1);
+    });
+    return new Promise((resolve, reject) => {
+      worker.once('error', reject);
+      channel.once('listening', () => resolve());
+      channel.once('failed', (err) => reject(new Error(`thread ${index}: ${String(err)}`)));
+    });
+  }
+}
