@@ -10,7 +10,7 @@ import type { Test } from 'tap';
 import { OutputLines } from './log-lines.ts';
 import { isAlive } from './nanny.ts';
 import { freePort } from './ports.ts';
-import { repoRoot, startProgram } from './process.ts';
+import { outputEnded, repoRoot, startProgram } from './process.ts';
 import type { Program } from './process.ts';
 
 export interface PodPorts {
@@ -113,12 +113,10 @@ export function startGroup(t: Test, file: string, args: string[]): GroupRun {
   child.stderr!.on('data', (d: Buffer) => lines.push(d.toString()));
   const out = () => lines.plain();
   let done = false;
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => {
-      done = true;
-      resolve({ code, signal });
-    }),
-  );
+  const exited = outputEnded(child).then((e) => {
+    done = true;
+    return e;
+  });
   const pid = child.pid!;
   t.teardown(async () => {
     if (!done) {

@@ -33,7 +33,8 @@ const LAME_DUCKS = new Set(['kube-dns', 'dnsmasq-nanny', 'sidecar']);
  */
 export function workersArgs(): string[] {
   const n = process.env.KUBE_DNS_TS_TEST_WORKERS;
-  return n === undefined || n === '' ? [] : [`--workers=${n}`];
+  // Not auto: the tier runs at a known count, 1 unless asked (a later --workers in a test wins).
+  return [`--workers=${n === undefined || n === '' ? 1 : n}`];
 }
 
 /**
@@ -44,6 +45,23 @@ export function workersArgs(): string[] {
 export function startProgram(t: Test, program: string, args: string[], env: NodeJS.ProcessEnv = {}, wrap: string[] = []): Program {
   const first = [...(LAME_DUCKS.has(program) ? [NO_LAME_DUCK] : []), ...(program === 'dnscache' || program === 'kube-dns' ? workersArgs() : [])];
   return startCommand(t, [...wrap, process.execPath, `${repoRoot}cmd/${program}/main.ts`, ...first, ...args], env, program);
+}
+
+/**
+ * How `child` ended, once what it wrote is read: 'exit' can come before the last of its output
+ * (seen: a program's usage error read as empty), 'close' after its pipes end. A grandchild that
+ * kept them open would hold 'close' forever: then a second after 'exit'.
+ */
+export function outputEnded(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  return new Promise((resolve) => {
+    child.once('exit', (code, signal) => {
+      const timer = setTimeout(() => resolve({ code, signal }), 1000);
+      child.once('close', () => {
+        clearTimeout(timer);
+        resolve({ code, signal });
+      });
+    });
+  });
 }
 
 /** Any command (`argv[0]` the file), watched and stopped the same way; `name` for messages. */
@@ -58,7 +76,7 @@ export function startCommand(t: Test, argv: string[], env: NodeJS.ProcessEnv = {
   };
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = outputEnded(child).then((e) => e.code);
   const p: Program = {
     child,
     output: () => lines.plain(),
@@ -77,18 +95,19 @@ export function startCommand(t: Test, argv: string[], env: NodeJS.ProcessEnv = {
           done();
           reject(new Error(`timed out waiting for ${re} in output of ${program}:\n${lines.plain()}`));
         }, ms);
-        const onExit = () => {
+        let waiting = true;
+        const done = () => {
+          waiting = false;
+          clearTimeout(timer);
+          waiters.delete(check);
+        };
+        void exited.then(() => {
+          if (!waiting) return;
           check();
           done();
           reject(new Error(`${program} exited while waiting for ${re}:\n${lines.plain()}`));
-        };
-        const done = () => {
-          clearTimeout(timer);
-          waiters.delete(check);
-          child.off('exit', onExit);
-        };
+        });
         waiters.add(check);
-        child.once('exit', onExit);
         check();
       });
     },
