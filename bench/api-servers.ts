@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { startDaemon, logTail } from '../test/e2e/harness/daemon.ts';
 import type { Daemon } from '../test/e2e/harness/daemon.ts';
 import { freePort } from '../test/helpers/ports.ts';
-import { productionNodeFlags, repoRoot } from './servers.ts';
+import { oneThread, productionNodeFlags, repoRoot } from './servers.ts';
 
 /** Newest first, as bench/build-coredns.sh tries them (v1.15.0 builds from the Go module proxy). */
 export const corednsVersions = ['v1.15.0', 'v1.13.2', 'v1.13.1'];
@@ -68,6 +68,7 @@ export async function startKubeDnsApi(dir: string, kubeconfig: string, o: { root
     `--dns-port=${port}`,
     `--healthz-port=${httpPort}`,
     `--resolv-conf=${join(dir, 'resolv.conf')}`,
+    ...oneThread(root),
     ...(o.args ?? []),
   ], join(dir, `${name.replace(/\W+/g, '-')}.log`));
   return { ...(await whenReady(name, daemon, port, `http://127.0.0.1:${httpPort}/readiness`, startedAt)), httpPort };

@@ -24,7 +24,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { makeCluster } from './fixtures.ts';
-import { productionNodeFlags, repoRoot, startDnsmasq, stopper, waitForLine } from './servers.ts';
+import { oneThread, productionNodeFlags, repoRoot, startDnsmasq, stopper, waitForLine } from './servers.ts';
 import type { Running } from './servers.ts';
 import { freePort } from '../test/helpers/ports.ts';
 import { dnsmasqReadableDir } from '../test/helpers/dnsmasq.ts';
@@ -282,7 +282,7 @@ function childArgs(forwarder: Forwarder, port: number, own: string, upstreamPort
     `--resolv-file=${join(own, 'resolv.conf')}`,
     `--server=/cluster.local/127.0.0.1#${upstreamPort}`,
   ];
-  return forwarder === 'dnsmasq' ? [...args, '--conf-file=/dev/null', '--no-hosts'] : args;
+  return forwarder === 'dnsmasq' ? [...args, '--conf-file=/dev/null', '--no-hosts'] : [...args, ...oneThread()];
 }
 
 async function startNanny(dir: string, forwarder: Forwarder, upstreamPort: number): Promise<NannyRun> {

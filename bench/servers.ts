@@ -3,7 +3,7 @@
 
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OutputLines } from '../test/helpers/log-lines.ts';
@@ -58,10 +58,18 @@ export function productionNodeFlags(program = 'kube-dns'): string[] {
   return shebang.replace(/^#!\S*env -S node\s*/, '').split(/\s+/).filter(Boolean);
 }
 
+/**
+ * `--workers=1` for a build of `root` whose default is auto (every bench but bench:scale measures one
+ * thread, set against one-threaded dnsmasq); nothing for an older build, which has one thread.
+ */
+export function oneThread(root = repoRoot): string[] {
+  return existsSync(join(root, 'dist/pkg/flags/workers.js')) ? ['--workers=1'] : [];
+}
+
 /** kube-dns on `clusterFile`; `root`: a checkout whose dist/ to run (another build, to compare). */
 export async function startKubeDns(dir: string, clusterFile: string, extra: string[] = [], root = repoRoot): Promise<Running & { syncMs: number }> {
   const started = Date.now();
-  const child = spawn(process.execPath, [...productionNodeFlags(), join(root, 'dist/cmd/kube-dns/main.js'), `--cluster-file=${clusterFile}`, '--dns-bind-address=127.0.0.1', '--http-bind-address=127.0.0.1', '--dns-port=0', '--healthz-port=0', `--resolv-conf=${join(dir, 'resolv.conf')}`, ...extra], {
+  const child = spawn(process.execPath, [...productionNodeFlags(), join(root, 'dist/cmd/kube-dns/main.js'), `--cluster-file=${clusterFile}`, '--dns-bind-address=127.0.0.1', '--http-bind-address=127.0.0.1', '--dns-port=0', '--healthz-port=0', `--resolv-conf=${join(dir, 'resolv.conf')}`, ...oneThread(root), ...extra], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stop = stopper(child);

@@ -4,7 +4,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { configureLogging, createLogger } from '../../pkg/log/log.ts';
 import { DnsCache } from '../../pkg/dnscache/program.ts';
-import { DnsCacheThreads } from '../../pkg/dnscache/threads.ts';
+import { DnsCacheThreads, dnscacheWorkers } from '../../pkg/dnscache/threads.ts';
 import { stopOnSignals } from '../../pkg/signals/shutdown.ts';
 import { parseArgsOrExit } from './flags.ts';
 
@@ -23,14 +23,15 @@ process.on('SIGHUP', () => (running !== undefined ? running.reload() : (reloadWa
 process.on('SIGUSR1', () => void running?.logStatistics());
 
 // --workers: more threads answering, on the same port (pkg/dnscache/threads.ts).
-const dnscache = config.workers > 1 ? new DnsCacheThreads(config, log) : new DnsCache(config, log);
+const threads = dnscacheWorkers(config);
+const dnscache = threads.workers > 1 ? new DnsCacheThreads({ ...config, workers: threads.workers }, log) : new DnsCache(config, log);
 const listening = await dnscache.start().catch((err: Error) => {
   log.error('cannot start', { err: err.message });
   process.exit(1);
 });
 if (config.pidFile !== '') writeFileSync(config.pidFile, `${process.pid}\n`);
 running = dnscache;
-for (const l of listening) log.info('listening', { address: l.address, port: l.port, cacheSize: config.cacheSize });
+for (const l of listening) log.info('listening', { address: l.address, port: l.port, cacheSize: config.cacheSize, threads: threads.workers, threadsBy: threads.why });
 if (reloadWanted) dnscache.reload();
 
 // SIGTERM: stop accepting, let queries in flight finish, remove the pid file, exit 0. No lame duck of

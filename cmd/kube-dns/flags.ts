@@ -1,6 +1,6 @@
 // kube-dns's flags: the original's names and defaults (kubernetes/dns cmd/kube-dns options.go), plus ours.
 
-import { defineFlags, klogFlags, lameDuckFlag } from '../../pkg/flags/flags.ts';
+import { defineFlags, klogFlags, lameDuckFlag, workersFlag } from '../../pkg/flags/flags.ts';
 import { parseByteSize } from '../../pkg/flags/bytes.ts';
 
 const label = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -42,7 +42,7 @@ export const kubeDnsFlags = defineFlags({
     help: 'memory the pre-encoded answers may take (bytes, or with Ki, Mi, Gi); 0 keeps none',
     validate: (v) => (parseByteSize(v) === undefined ? 'must be a size: bytes, or a number with Ki, Mi, Gi, k, M or G' : undefined),
   },
-  workers: { type: 'int', default: 1, help: 'threads answering DNS, each with its own sockets on the DNS port (SO_REUSEPORT) and answer cache (a share of --cache-bytes); this thread keeps the zone and answers their misses', validate: (v) => (v >= 1 && v <= 256 ? undefined : 'must be 1-256') },
+  workers: workersFlag('threads answering DNS, each with its own sockets on the DNS port (SO_REUSEPORT) and answer cache (a share of --cache-bytes); this thread keeps the zone and answers their misses'),
   lameduck: lameDuckFlag('answering with /readiness failing'),
   ...klogFlags,
 });

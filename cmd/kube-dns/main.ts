@@ -1,7 +1,7 @@
 #!/usr/bin/env -S node --max-semi-space-size=2 --optimize-for-size
 // kube-dns: flags → pkg/kubedns. Nothing else lives here.
 
-import { parseOrExit } from '../../pkg/flags/flags.ts';
+import { parseOrExit, parseWorkers } from '../../pkg/flags/flags.ts';
 import { createLogger } from '../../pkg/log/log.ts';
 import { KubeDns } from '../../pkg/kubedns/program.ts';
 import { stopOnSignals } from '../../pkg/signals/shutdown.ts';
@@ -72,7 +72,7 @@ const kubeDns = new KubeDns({
   source,
   answerCacheBytes: parseByteSize(f['cache-bytes'])!,
   roundRobin: f['round-robin'],
-  workers: f.workers,
+  workers: parseWorkers(f.workers)!, // checked by the flag's validator
   serviceEntries: f['service-entries'],
   autopath: f.autopath,
   version: VERSION,

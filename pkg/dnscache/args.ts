@@ -4,6 +4,7 @@
 
 import { ipVersion } from '../dns/ip.ts';
 import { parseByteSize } from '../flags/bytes.ts';
+import { MAX_WORKERS, parseWorkers } from '../flags/workers.ts';
 import type { Upstream } from '../forward/forward.ts';
 import { LOG_FORMATS } from '../log/log.ts';
 import type { LogFormat } from '../log/log.ts';
@@ -31,7 +32,8 @@ export interface DnscacheConfig {
   reusePort: boolean;
   /**
    * --workers (ours): threads answering queries, each with its own sockets on the port (SO_REUSEPORT),
-   * its own cache (a share of --cache-size and --cache-bytes) and forwarder. 1: this thread alone.
+   * its own cache (a share of --cache-size and --cache-bytes) and forwarder. 1: this thread alone;
+   * 0 (`auto`, the default): what the process may use (pkg/dnsthreads/auto.ts).
    */
   workers: number;
   /**
@@ -105,8 +107,11 @@ export const STALE_DEFAULT_S = 86_400;
 /** dnsmasq caps --min-cache-ttl at one hour (TTL_FLOOR_LIMIT). */
 const MIN_CACHE_TTL_LIMIT = 3600;
 
-/** More threads than any node has cores for is a typo. */
-const MAX_WORKERS = 256;
+function workers(name: string, value: string): number {
+  const n = parseWorkers(value);
+  if (n === null) throw new ArgsError(name, `bad value for --${name}: ${JSON.stringify(value)} (auto or 1-${MAX_WORKERS})`);
+  return n;
+}
 
 function int(name: string, value: string, max = 0x7fffffff): number {
   if (!/^\d+$/.test(value) || Number(value) > max) throw new ArgsError(name, `bad value for --${name}: ${JSON.stringify(value)}`);
@@ -175,7 +180,7 @@ const options: Record<string, OptionSpec> = {
   'cache-bytes': { kind: 'value', apply: (c, v, n) => (c.cacheBytes = byteSize(n, v)) },
   'add-subnet': { kind: 'value', apply: (c, v, n) => (c.addSubnet = addSubnet(n, v)) },
   'reuse-port': { kind: 'flag', apply: (c) => (c.reusePort = true) },
-  workers: { kind: 'value', apply: (c, v, n) => (c.workers = Math.max(1, int(n, v, MAX_WORKERS))) },
+  workers: { kind: 'value', apply: (c, v, n) => (c.workers = workers(n, v)) },
   'no-round-robin': { kind: 'flag', apply: (c) => (c.roundRobin = false) },
   'use-stale-cache': { kind: 'optional', apply: (c, v, n) => (c.staleS = v === '' ? STALE_DEFAULT_S : Math.max(1, int(n, v))) },
   'no-negcache': { kind: 'flag', apply: (c) => (c.noNegcache = true) },
@@ -223,7 +228,7 @@ export function defaultConfig(): DnscacheConfig {
     cacheSize: 150,
     cacheBytes: DEFAULT_CACHE_BYTES,
     reusePort: false,
-    workers: 1,
+    workers: 0,
     addSubnet: false,
     roundRobin: true,
     noNegcache: false,

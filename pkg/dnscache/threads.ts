@@ -11,10 +11,25 @@
 import type { Logger } from '../log/log.ts';
 import { assertUdpPortFree } from '../dns/port-taken.ts';
 import { DnsThreads } from '../dnsthreads/threads.ts';
+import { resolveWorkers } from '../dnsthreads/auto.ts';
+import type { AutoWorkers, ThreadBudget } from '../dnsthreads/auto.ts';
 import type { ThreadStats } from '../dnsthreads/threads.ts';
 import type { DnscacheConfig } from './args.ts';
 import { addWireStats, answerCacheShare, DnsCache } from './program.ts';
 import type { DnsCacheSnapshot } from './program.ts';
+
+/**
+ * --workers=auto's memory bound: dnscache's RSS before its cache fills (55 MiB measured) with the
+ * shared store and the threads' caches full (each --cache-bytes in all), and what a thread adds.
+ */
+export function dnscacheThreadBudget(c: DnscacheConfig): ThreadBudget {
+  return { baseBytes: 64 * 2 ** 20 + 2 * c.cacheBytes, perThreadBytes: 20 * 2 ** 20 };
+}
+
+/** The thread count --workers asks for (auto: what the process may use), and why. */
+export function dnscacheWorkers(c: DnscacheConfig): AutoWorkers {
+  return resolveWorkers(c.workers, dnscacheThreadBudget(c));
+}
 
 /**
  * `own` (a fresh snapshot: added into) with every other thread's hits and wire counts (the cache's

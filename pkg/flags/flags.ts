@@ -24,3 +24,4 @@ export type { FlagErrorCode } from './errors.ts';
 export { parseDuration, formatDuration } from './duration.ts';
 export { klogFlags } from './klog.ts';
 export { lameDuckFlag, LAME_DUCK_DEFAULT_MS } from './lameduck.ts';
+export { MAX_WORKERS, parseWorkers, workersFlag, WORKERS_AUTO } from './workers.ts';

@@ -8,6 +8,8 @@ import { DnsServer } from '../dns/server.ts';
 import type { Handler } from '../dns/server.ts';
 import { assertUdpPortFree } from '../dns/port-taken.ts';
 import { DnsThreads, siblingModule } from '../dnsthreads/threads.ts';
+import { resolveWorkers } from '../dnsthreads/auto.ts';
+import type { AutoWorkers, ThreadBudget } from '../dnsthreads/auto.ts';
 import type { DnsCounters } from './dns-counters.ts';
 import { ClusterStore } from '../cluster/store.ts';
 import { CLUSTER_KINDS, NODE_WATCH } from '../cluster/kinds.ts';
@@ -37,6 +39,12 @@ import { createHttpEndpoints } from './http.ts';
 import type { HttpEndpoints } from './http.ts';
 import type { FederationContext } from './resolver.ts';
 
+/**
+ * --workers=auto's memory bound: RSS at one thread with 10,000 Services (142 MiB measured, bench:scale)
+ * and what each more thread adds (16 MiB at start, more as its answers fill its share of --cache-bytes).
+ */
+export const KUBE_DNS_THREAD_BUDGET: ThreadBudget = { baseBytes: 144 * 2 ** 20, perThreadBytes: 20 * 2 ** 20 };
+
 export interface KubeDnsOptions {
   domain: string;
   ttl: number;
@@ -61,7 +69,7 @@ export interface KubeDnsOptions {
   answerCacheBytes: number;
   /** --round-robin: rotate A/AAAA answers per reply. */
   roundRobin: boolean;
-  /** --workers: threads answering DNS (pkg/dnsthreads); 1 (default): this one alone. */
+  /** --workers: threads answering DNS (pkg/dnsthreads); 0: auto (pkg/dnsthreads/auto.ts); absent: 1. */
   workers?: number;
   /** --service-entries: answer the hosts of Istio ServiceEntries. */
   serviceEntries?: boolean;
@@ -86,6 +94,7 @@ export class KubeDns {
   private readonly server: DnsServer;
   private readonly handler: Handler;
   private threads: DnsThreads | null = null;
+  private readonly workers: AutoWorkers;
   /** Each thread's answer cache budget (--cache-bytes / --workers). */
   private readonly answerCacheShare: number;
   private readonly http: HttpEndpoints[] = [];
@@ -132,7 +141,8 @@ export class KubeDns {
       autopath: pods && { index: pods, counted: registerAutopathMetrics(this.metrics.registry, pods), silence: new UpstreamSilence() },
     });
     if (serviceEntries !== null) this.metrics.setServiceEntryReader(() => serviceEntries.counts());
-    const workers = o.workers ?? 1;
+    this.workers = resolveWorkers(o.workers ?? 1, KUBE_DNS_THREAD_BUDGET);
+    const workers = this.workers.workers;
     // --workers: every thread a share of --cache-bytes, this one's among them.
     this.answerCacheShare = Math.floor(o.answerCacheBytes / workers);
     const answers = new AnswerCache({ maxBytes: this.answerCacheShare });
@@ -150,7 +160,7 @@ export class KubeDns {
   /** --workers: the other threads on the port this one bound; their misses answered here. */
   private async startThreads(bound: { address: string; port: number }): Promise<void> {
     const o = this.o;
-    const workers = o.workers ?? 1;
+    const workers = this.workers.workers;
     if (workers <= 1) return;
     this.threads = new DnsThreads({
       count: workers - 1,
@@ -176,10 +186,10 @@ export class KubeDns {
     });
     if (!announced) this.configure(this.configSync.current());
     // --workers binds with SO_REUSEPORT: a second server on the port must still be refused.
-    if ((o.workers ?? 1) > 1) await assertUdpPortFree(o.dnsBindAddress, o.dnsPort);
+    if (this.workers.workers > 1) await assertUdpPortFree(o.dnsBindAddress, o.dnsPort);
     const bound = await this.server.listen();
     await this.startThreads(bound);
-    this.log.info('DNS listening', { address: bound.address, port: bound.port, domain: o.domain });
+    this.log.info('DNS listening', { address: bound.address, port: bound.port, domain: o.domain, threads: this.workers.workers, threadsBy: this.workers.why });
     const httpPort = await this.serveHttp(o.healthzPort);
     this.log.info('HTTP listening', { address: o.httpBindAddress, port: httpPort, paths: '/readiness,/healthz,/cache,/metrics' });
     if (o.prometheusPort) this.log.info('HTTP listening', { address: o.httpBindAddress, port: await this.serveHttp(o.prometheusPort), from: 'PROMETHEUS_PORT' });

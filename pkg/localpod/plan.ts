@@ -44,6 +44,12 @@ export const SERVICE_ENTRY_DOMAIN = 'global';
 /** On loopback no kube-proxy routes around a stopping program: Ctrl-C and SIGTERM stop the pod at once. */
 export const NO_LAME_DUCK = '--lameduck=0s';
 
+/**
+ * One answering thread each (--workers=auto would take every core, up to 8): a pod on a developer's
+ * machine is for trying names, and a thread costs ~20 MiB RSS it would never use.
+ */
+export const ONE_THREAD = '--workers=1';
+
 /** How the config dir is polled by kube-dns and the nanny: edits show within a second. */
 const CONFIG_PERIOD = '1s';
 
@@ -59,6 +65,7 @@ export function kubeDnsArgs(o: LocalPodOptions): string[] {
     `--resolv-conf=${o.resolvConf}`,
     // The example's ServiceEntry (document 003's *.test.global) answered by kube-dns itself.
     '--service-entries',
+    ONE_THREAD,
     NO_LAME_DUCK,
     `--v=${o.verbosity}`,
     `--logging-format=${o.loggingFormat}`,
@@ -94,6 +101,7 @@ export function nannyArgs(o: LocalPodOptions): string[] {
     `--server=/${SERVICE_ENTRY_DOMAIN}/${kubedns}`,
     // As the manifest: askers' addresses to kube-dns, for its autopath.
     '--add-subnet=32,128',
+    ONE_THREAD,
   ];
 }
 

@@ -23,6 +23,8 @@ export interface KubeDnsStart {
   /** Wait for the first sync (default true). */
   synced?: boolean;
   env?: NodeJS.ProcessEnv;
+  /** A command kube-dns runs under (`taskset -c 0`). */
+  wrap?: string[];
 }
 
 export async function startKubeDns(t: Test, o: KubeDnsStart): Promise<KubeDns> {
@@ -39,7 +41,7 @@ export async function startKubeDns(t: Test, o: KubeDnsStart): Promise<KubeDns> {
     '--healthz-port=0',
     `--resolv-conf=${join(dir, 'resolv.conf')}`,
     ...(o.args ?? []),
-  ], o.env);
+  ], o.env, o.wrap);
   const dns = await program.waitFor(/DNS listening .*port=(\d+)/);
   const http = await program.waitFor(/HTTP listening .*port=(\d+)/);
   if (o.synced !== false) await program.waitFor(/initial sync done/);
