@@ -163,6 +163,8 @@ const PORT_ATTEMPTS = 20;
  * dnscache) must not turn a clean stop into a SIGKILL.
  */
 const DEFAULT_DRAIN_MS = 3000;
+/** DnsServerOptions.maxTcpConnections's default. */
+export const DEFAULT_MAX_TCP_CONNECTIONS = 1_000;
 /** The tag an error reply made without the handler's answer reports (the handler's tags are >= 0). */
 export const NO_TAG = -1;
 /** close() ends its drain once nothing is in flight and no query came for this long. */
@@ -202,7 +204,7 @@ export class DnsServer {
       answerCacheBytes: options.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES,
       tcpIdleTimeoutMs: options.tcpIdleTimeoutMs ?? 10_000,
       tcpFrameTimeoutMs: options.tcpFrameTimeoutMs ?? 2_000,
-      maxTcpConnections: options.maxTcpConnections ?? 1_000,
+      maxTcpConnections: options.maxTcpConnections ?? DEFAULT_MAX_TCP_CONNECTIONS,
       maxTcpPipelined: options.maxTcpPipelined ?? 100,
       udpRecvBufferSize: options.udpRecvBufferSize ?? 4 * 1024 * 1024,
       reusePort: options.reusePort ?? false,

@@ -4,6 +4,7 @@
 
 import { AnswerCache } from '../dns/answer-cache.ts';
 import { DnsServer } from '../dns/server.ts';
+import { tcpConnectionsShare } from '../dnsthreads/threads.ts';
 import type { ServerStats as DnsServerStats } from '../dns/server.ts';
 import { Forwarder, resolvConfNameservers, serverKey } from '../forward/forward.ts';
 import type { Upstream } from '../forward/forward.ts';
@@ -149,7 +150,7 @@ export class DnsCache {
     const addresses = c.listenAddresses.length > 0 ? c.listenAddresses : ['0.0.0.0'];
     // One cache for every address: a question asked on one is a hit on all.
     const onCacheHit = c.logQueries ? this.handler.logHit : undefined;
-    this.servers = addresses.map((address) => new DnsServer({ handler: this.handler.handle, address, port: c.port, answerCache: this.cache, onCacheHit, reusePort: c.reusePort, roundRobin: c.roundRobin }));
+    this.servers = addresses.map((address) => new DnsServer({ handler: this.handler.handle, address, port: c.port, answerCache: this.cache, onCacheHit, reusePort: c.reusePort, roundRobin: c.roundRobin, maxTcpConnections: tcpConnectionsShare(opts.threads ?? 1) }));
   }
 
   /** Binds every listen address (one taken: all closed, rejects); the addresses and ports bound. */

@@ -7,6 +7,7 @@
 // change, and the generation check drops it.
 
 import { Worker } from 'node:worker_threads';
+import { DEFAULT_MAX_TCP_CONNECTIONS } from '../dns/server.ts';
 import type { Answer, Handler } from '../dns/server.ts';
 import { queryFromWire } from '../dns/query-from-wire.ts';
 import type { Logger } from '../log/log.ts';
@@ -14,6 +15,14 @@ import { ThreadChannel } from './channel.ts';
 import type { RemoteQuery, ThreadStart, ThreadStats } from './messages.ts';
 
 export type { RemoteQuery, ThreadStats } from './messages.ts';
+
+/**
+ * One thread's cap on open TCP connections, of `threads` in all: the process keeps the one-thread
+ * bound (the kernel spreads connections over the threads' listeners, and each evicts at its own cap).
+ */
+export function tcpConnectionsShare(threads: number): number {
+  return Math.ceil(DEFAULT_MAX_TCP_CONNECTIONS / threads);
+}
 
 /**
  * The module `name` beside the module at `base` (an import.meta.url), in the same form: run from the
@@ -97,7 +106,8 @@ export class DnsThreads {
   private startThread(index: number): Promise<void> {
     const { listen, answerCacheBytes, answerCacheEntries, roundRobin } = this.o;
     const onCacheHit = this.o.onCacheHit;
-    const workerData: ThreadStart = { listen: [...listen], answerCacheBytes, answerCacheEntries, roundRobin, index, reportHits: onCacheHit !== undefined, observerModule: this.o.observerModule };
+    const maxTcpConnections = tcpConnectionsShare(this.o.count + 1);
+    const workerData: ThreadStart = { listen: [...listen], answerCacheBytes, answerCacheEntries, roundRobin, maxTcpConnections, index, reportHits: onCacheHit !== undefined, observerModule: this.o.observerModule };
     const worker = new Worker(WORKER_ENTRY, { workerData });
     const channel = new ThreadChannel(worker, {
       query: (r) => answerRemote(this.o.handler, r as RemoteQuery),

@@ -7,7 +7,7 @@ import { AnswerCache } from '../dns/answer-cache.ts';
 import { DnsServer } from '../dns/server.ts';
 import type { Handler } from '../dns/server.ts';
 import { assertUdpPortFree } from '../dns/port-taken.ts';
-import { DnsThreads, siblingModule } from '../dnsthreads/threads.ts';
+import { DnsThreads, siblingModule, tcpConnectionsShare } from '../dnsthreads/threads.ts';
 import { resolveWorkers } from '../dnsthreads/auto.ts';
 import type { AutoWorkers, ThreadBudget } from '../dnsthreads/auto.ts';
 import type { DnsCounters } from './dns-counters.ts';
@@ -147,7 +147,7 @@ export class KubeDns {
     this.answerCacheShare = Math.floor(o.answerCacheBytes / workers);
     const answers = new AnswerCache({ maxBytes: this.answerCacheShare });
     this.metrics.setAnswerCacheReader(() => answers);
-    this.server = new DnsServer({ handler: resolver.handle, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, answerCache: answers, roundRobin: o.roundRobin, reusePort: workers > 1 });
+    this.server = new DnsServer({ handler: resolver.handle, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, answerCache: answers, roundRobin: o.roundRobin, reusePort: workers > 1, maxTcpConnections: tcpConnectionsShare(workers) });
     this.handler = resolver.handle;
   }
 
