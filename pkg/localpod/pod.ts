@@ -31,8 +31,13 @@ export interface LocalPod {
   close(): Promise<boolean>;
 }
 
-/** The nanny stops dnscache itself (SIGKILL after 5 s): give it longer, so it never leaves one behind. */
-const KILL_AFTER_MS: Record<ProgramName, number> = { 'kube-dns': 5000, 'dnsmasq-nanny': 8000, sidecar: 5000 };
+/**
+ * Each program's grace after SIGTERM. Each stops in well under a second (lame duck off, drain at most
+ * 3 s), but a stopped kube-dns was once seen to take 5 s more to exit on a loaded machine (every socket
+ * closed, process.exit called: Node's own teardown), so 10 s, as the kubelet's 30 s leave room too. The
+ * nanny stops dnscache itself (SIGKILL after 5 s): give it longer, so it never leaves one behind.
+ */
+const KILL_AFTER_MS: Record<ProgramName, number> = { 'kube-dns': 10_000, 'dnsmasq-nanny': 13_000, sidecar: 10_000 };
 const POLL_MS = 100;
 const STAGES: readonly (readonly ProgramName[])[] = [['kube-dns', 'dnsmasq-nanny'], ['sidecar']];
 /**
