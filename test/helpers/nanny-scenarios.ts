@@ -16,8 +16,11 @@ import type { NannyStart } from './nanny.ts';
 type Child = 'dnscache' | 'dnsmasq';
 type T = Test;
 
-/** -syncInterval (1s) + 1 s: a servers-only change is served within this. */
-export const WITHIN_SYNC = 2000;
+/**
+ * A servers-only change is served within this: -syncInterval (1s) and then some. Not a timing goal
+ * (those are benchmarks): 1 s of slack was once too little for real dnsmasq under the loaded CI run.
+ */
+export const WITHIN_SYNC = 5000;
 /** A restart also waits for the old child to go and the new one to start (Node start-up for dnscache). */
 export const WITHIN_RESTART = 6000;
 
