@@ -60,41 +60,46 @@ function cgroupTree(t: Test, files: Record<string, string>): string {
   return root;
 }
 
+/** The limits read from a cgroup tree of `files` ('self.cgroup' is /proc/self/cgroup, 'fs/…' the mount) with `cpus` in the mask. */
+function limitsOf(t: Test, files: Record<string, string>, cpus: number): ProcessLimits {
+  const root = cgroupTree(t, files);
+  return readProcessLimits({ procSelfCgroup: join(root, 'self.cgroup'), cgroupRoot: join(root, 'fs'), cpus: () => cpus });
+}
+
 t.test('cgroup v2: cpu.max and memory.max, the tightest of the cgroup and its parents', async (t) => {
-  const root = cgroupTree(t, {
+  const limits = limitsOf(t, {
     'self.cgroup': '0::/kubepods/pod1/ctr',
     'fs/cgroup.controllers': 'cpu memory',
     'fs/kubepods/pod1/cpu.max': '250000 100000',
     'fs/kubepods/pod1/memory.max': String(300 * MiB),
     'fs/kubepods/pod1/ctr/cpu.max': 'max 100000',
     'fs/kubepods/pod1/ctr/memory.max': String(256 * MiB),
-  });
-  const limits = readProcessLimits({ procSelfCgroup: join(root, 'self.cgroup'), cgroupRoot: join(root, 'fs'), cpus: () => 16 });
+  }, 16);
   t.same(limits, { cpus: 16, cpuQuota: 2.5, memoryBytes: 256 * MiB });
   t.equal(autoWorkers(limits, KUBE_DNS_THREAD_BUDGET).workers, 3, 'a quota of 2.5 CPUs');
 });
 
 t.test('cgroup v2 in a cgroup namespace ("0::/"): the root\'s files; "max" is no limit', async (t) => {
-  const root = cgroupTree(t, { 'self.cgroup': '0::/', 'fs/cgroup.controllers': 'cpu memory', 'fs/cpu.max': 'max 100000', 'fs/memory.max': 'max' });
-  t.same(readProcessLimits({ procSelfCgroup: join(root, 'self.cgroup'), cgroupRoot: join(root, 'fs'), cpus: () => 4 }), { cpus: 4, cpuQuota: null, memoryBytes: null });
+  const files = { 'self.cgroup': '0::/', 'fs/cgroup.controllers': 'cpu memory', 'fs/cpu.max': 'max 100000', 'fs/memory.max': 'max' };
+  t.same(limitsOf(t, files, 4), { cpus: 4, cpuQuota: null, memoryBytes: null });
 });
 
 t.test('cgroup v1: cfs quota and memory.limit_in_bytes; a host path not under the mount reads the mount\'s root', async (t) => {
-  const root = cgroupTree(t, {
+  const files = {
     'self.cgroup': '12:memory:/docker/abc\n4:cpu,cpuacct:/docker/abc\n1:name=systemd:/docker/abc',
     'fs/cpu,cpuacct/cpu.cfs_quota_us': '100000',
     'fs/cpu,cpuacct/cpu.cfs_period_us': '100000',
     'fs/memory/memory.limit_in_bytes': String(128 * MiB),
-  });
-  t.same(readProcessLimits({ procSelfCgroup: join(root, 'self.cgroup'), cgroupRoot: join(root, 'fs'), cpus: () => 8 }), { cpus: 8, cpuQuota: 1, memoryBytes: 128 * MiB });
+  };
+  t.same(limitsOf(t, files, 8), { cpus: 8, cpuQuota: 1, memoryBytes: 128 * MiB });
 });
 
 t.test('cgroup v1 unlimited (-1, ~2^63) and unreadable files: no limits', async (t) => {
-  const root = cgroupTree(t, {
+  const files = {
     'self.cgroup': '4:memory:/a\n3:cpu:/a',
     'fs/cpu/a/cpu.cfs_quota_us': '-1',
     'fs/memory/a/memory.limit_in_bytes': '9223372036854771712',
-  });
-  t.same(readProcessLimits({ procSelfCgroup: join(root, 'self.cgroup'), cgroupRoot: join(root, 'fs'), cpus: () => 2 }), { cpus: 2, cpuQuota: null, memoryBytes: null });
-  t.same(readProcessLimits({ procSelfCgroup: join(root, 'missing'), cgroupRoot: join(root, 'nothing'), cpus: () => 2 }), { cpus: 2, cpuQuota: null, memoryBytes: null });
+  };
+  t.same(limitsOf(t, files, 2), { cpus: 2, cpuQuota: null, memoryBytes: null });
+  t.same(limitsOf(t, {}, 2), { cpus: 2, cpuQuota: null, memoryBytes: null }, 'nothing readable');
 });
