@@ -5,17 +5,16 @@
 import { HEADER_SIZE } from './constants.ts';
 import { clientSubnetOf } from './client-subnet.ts';
 import { OFF_ARCOUNT, u16 } from './header.ts';
-import { canonicalName } from './names.ts';
 import { parseMessage } from './parse.ts';
 import { emptyOptView, readOpt, readQuestion } from './question.ts';
 import type { Transport } from './responder.ts';
+import { queryOf } from './server.ts';
 import type { Query } from './server.ts';
 
 export function queryFromWire(wire: Buffer, transport: Transport, remoteAddress: string, remotePort: number): Query {
   const message = parseMessage(wire);
-  const question = message.questions[0];
   const view = emptyOptView();
   const qEnd = readQuestion(wire, HEADER_SIZE);
   if (u16(wire, OFF_ARCOUNT) === 1 && qEnd > 0) readOpt(wire, qEnd, view);
-  return { message, question, qname: canonicalName(question.name), wire, transport, remoteAddress, remotePort, clientSubnet: clientSubnetOf(wire, view) };
+  return queryOf(message, wire, transport, remoteAddress, remotePort, clientSubnetOf(wire, view));
 }

@@ -28,6 +28,12 @@ export type { Transport } from './responder.ts';
 export type { ServerObserver } from './observer.ts';
 export type { ClientSubnet } from './client-subnet.ts';
 
+/** The Query of a parsed request (its one question) and its bytes: here, and for a miss from another thread (query-from-wire.ts). */
+export function queryOf(message: Message, wire: Uint8Array, transport: Transport, remoteAddress: string, remotePort: number, clientSubnet: ClientSubnet | null): Query {
+  const question = message.questions[0];
+  return { message, question, qname: canonicalName(question.name), wire, transport, remoteAddress, remotePort, clientSubnet };
+}
+
 /** Handed to the handler on a cache miss. */
 export interface Query {
   /** The parsed request. */
@@ -409,17 +415,8 @@ export class DnsServer {
       this.malformed(err instanceof DnsParseError ? parseErrorReason(err.code) : 'parse');
       return this.fail(req, Rcode.FORMERR, qEnd, null, address, port, via, started);
     }
-    const question = message.questions[0];
-    const q: Query = {
-      message,
-      question,
-      qname: canonicalName(question.name),
-      wire: msgEnd === req.length ? req : req.subarray(0, msgEnd),
-      transport: via.transport,
-      remoteAddress: address,
-      remotePort: port,
-      clientSubnet: clientSubnetOf(req, this.optView),
-    };
+    const q = queryOf(message, msgEnd === req.length ? req : req.subarray(0, msgEnd), via.transport, address, port, clientSubnetOf(req, this.optView));
+    const question = q.question;
     const generation = this.cache.generation;
     const finish = (answer: Answer | null): void => {
       if (answer === null) {
