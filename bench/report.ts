@@ -54,6 +54,8 @@ export function benchScope(): { t: Test; close(): Promise<void> } {
 
 /** A checkout's commit, and whether its tree differs from it (a build is of the tree). */
 export function commitOf(dir: string): string {
+  // A copy without .git (bench/bare/: a bare machine's run) says which commit it was packed from.
+  if (process.env.BENCH_COMMIT) return process.env.BENCH_COMMIT;
   const head = execFileSync('git', ['-C', dir, 'log', '-1', '--format=%h %s'], { encoding: 'utf8' }).trim();
   const dirty = execFileSync('git', ['-C', dir, 'status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).trim() !== '';
   return dirty ? `${head} + uncommitted changes` : head;

@@ -111,7 +111,10 @@ async function main(): Promise<void> {
   const when = new Date().toISOString();
   const coreBin = corednsBin();
   const perfThreads = Math.max(1, CPUS - SERVER_CPUS);
-  const maxLoad = ['-T', String(perfThreads), '-c', String(perfThreads * 4), '-q', '500'];
+  // 16 sockets a dnsperf thread: SO_REUSEPORT hashes each source port to one server thread, and with
+  // few of them the busiest thread caps the whole (32 ports over 8 threads leave some with twice the mean).
+  const clients = Math.min(256, perfThreads * 16);
+  const maxLoad = ['-T', String(perfThreads), '-c', String(clients), '-q', '500'];
   const points: Point[] = [];
   const fixed: { threads: number; cpuUsPerQuery: number[]; qps: number[]; rssMiB: number }[] = [];
   await inTempDir('kdt-bench-scale-', async (dir) => {
@@ -154,7 +157,7 @@ async function main(): Promise<void> {
           const server = await pinned('dnscache', [process.execPath, ...productionNodeFlags('dnscache'), join(repoRoot, 'dist/cmd/dnscache/main.js'), '-k', `--port=${port}`, '--listen-address=127.0.0.1', '--no-resolv', '--cache-size=10000', `--server=127.0.0.1#${upstreamPort}`, '--log-facility=-', `--workers=${n}`], 1, /listening address=/);
           try {
             await dnsperf(port, queries, 2, maxLoad, PERF_CPUS);
-            const { perf, cpuUs } = await measure(server, port, queries, ['-T', String(perfThreads), '-c', String(perfThreads * 4), '-Q', String(RATE)]);
+            const { perf, cpuUs } = await measure(server, port, queries, ['-T', String(perfThreads), '-c', String(clients), '-Q', String(RATE)]);
             const f = fixed.find((x) => x.threads === n) ?? (fixed.push({ threads: n, cpuUsPerQuery: [], qps: [], rssMiB: 0 }), fixed.at(-1)!);
             f.rssMiB = Math.round(rssMiB(server.pid));
             f.cpuUsPerQuery.push(Math.round(cpuUs * 10) / 10);
@@ -174,7 +177,7 @@ async function main(): Promise<void> {
     memory.push(await kubeDnsMemory(n));
     console.log(`# kube-dns with 10,000 services at ${n} thread(s): RSS ${memory.at(-1)!.afterSyncMiB} MiB after the sync, ${memory.at(-1)!.afterLoadMiB} MiB after every name was asked`);
   }
-  const load = `${commitOf(repoRoot)}. node ${process.version}, ${CPUS} CPUs (${cpus()[0]?.model}), load average at start ${loadavg()[0].toFixed(2)}. Servers pinned to CPUs 0..threads-1 (of 0-${SERVER_CPUS - 1}), dnsperf to ${PERF_CPUS} (-T ${perfThreads} -c ${perfThreads * 4} -q 500) for ${SECONDS} s per run, after a 2 s pass that asks every name once; ${ROUNDS} rounds, in order. ${NAMES} names, every query a cache hit: dnscache (--cache-size=10000 --workers=N) and CoreDNS ${coreBin === null ? '(not built: bench/build-coredns.sh)' : '1.15'} (\`cache 300\`, \`forward\`, GOMAXPROCS=N) in front of one dnsmasq (hosts file, --local-ttl=3600), real dnsmasq as a cache the same way; kube-dns (one thread) answering ${NAMES} Services from --cluster-file.`;
+  const load = `${commitOf(repoRoot)}. node ${process.version}, ${CPUS} CPUs (${cpus()[0]?.model}), load average at start ${loadavg()[0].toFixed(2)}. Servers pinned to CPUs 0..threads-1 (of 0-${SERVER_CPUS - 1}), dnsperf to ${PERF_CPUS} (-T ${perfThreads} -c ${clients} -q 500) for ${SECONDS} s per run, after a 2 s pass that asks every name once; ${ROUNDS} rounds, in order. ${NAMES} names, every query a cache hit: dnscache (--cache-size=10000 --workers=N) and CoreDNS ${coreBin === null ? '(not built: bench/build-coredns.sh)' : '1.15'} (\`cache 300\`, \`forward\`, GOMAXPROCS=N) in front of one dnsmasq (hosts file, --local-ttl=3600), real dnsmasq as a cache the same way; kube-dns (one thread) answering ${NAMES} Services from --cluster-file.`;
   const rows = points.map((p) => `| ${p.system} | ${p.threads} | ${p.qps.join(' / ')} | ${p.cpuUsPerQuery.join(' / ')} | ${p.rssMiB} |`);
   const base = (system: string) => median(points.find((p) => p.system === system && p.threads === 1)?.qps ?? []);
   const ratios = THREADS.filter((n) => n > 1).map((n) => {
