@@ -42,7 +42,7 @@ export const kubeDnsFlags = defineFlags({
     help: 'memory the pre-encoded answers may take (bytes, or with Ki, Mi, Gi); 0 keeps none',
     validate: (v) => (parseByteSize(v) === undefined ? 'must be a size: bytes, or a number with Ki, Mi, Gi, k, M or G' : undefined),
   },
-  workers: workersFlag('threads answering DNS, each with its own sockets on the DNS port (SO_REUSEPORT) and answer cache (a share of --cache-bytes); this thread keeps the zone and answers their misses'),
+  workers: workersFlag('threads answering DNS, each with its own sockets on the DNS port (SO_REUSEPORT) and answer cache (of --cache-bytes each); this thread keeps the zone and answers their misses'),
   lameduck: lameDuckFlag('answering with /readiness failing'),
   ...klogFlags,
 });

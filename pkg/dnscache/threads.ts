@@ -15,15 +15,16 @@ import { resolveWorkers } from '../dnsthreads/auto.ts';
 import type { AutoWorkers, ThreadBudget } from '../dnsthreads/auto.ts';
 import type { ThreadStats } from '../dnsthreads/threads.ts';
 import type { DnscacheConfig } from './args.ts';
-import { addWireStats, answerCacheShare, DnsCache } from './program.ts';
+import { addWireStats, DnsCache, threadAnswerCache } from './program.ts';
 import type { DnsCacheSnapshot } from './program.ts';
 
 /**
  * --workers=auto's memory bound: dnscache's RSS before its cache fills (55 MiB measured) with the
- * shared store and the threads' caches full (each --cache-bytes in all), and what a thread adds.
+ * shared store and this thread's answer cache full (--cache-bytes each), and what a thread adds: 20
+ * MiB and an answer cache of its own (threadAnswerCache).
  */
 export function dnscacheThreadBudget(c: DnscacheConfig): ThreadBudget {
-  return { baseBytes: 64 * 2 ** 20 + 2 * c.cacheBytes, perThreadBytes: 20 * 2 ** 20 };
+  return { baseBytes: 64 * 2 ** 20 + 2 * c.cacheBytes, perThreadBytes: 20 * 2 ** 20 + c.cacheBytes };
 }
 
 /** The thread count --workers asks for (auto: what the process may use), and why. */
@@ -63,12 +64,12 @@ export class DnsCacheThreads {
     for (const a of this.c.reusePort ? [] : addresses) await assertUdpPortFree(a, this.c.port);
     const listening = await this.owner.start();
     const c = this.c;
-    const share = answerCacheShare(c, c.workers);
+    const cache = threadAnswerCache(c);
     this.threads = new DnsThreads({
       count: c.workers - 1,
       listen: listening,
-      answerCacheBytes: share.maxBytes,
-      answerCacheEntries: share.maxEntries,
+      answerCacheBytes: cache.maxBytes,
+      answerCacheEntries: cache.maxEntries,
       roundRobin: c.roundRobin,
       handler: this.owner.handler.handle,
       onCacheHit: c.logQueries ? this.owner.handler.logHit : undefined,

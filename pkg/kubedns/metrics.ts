@@ -100,7 +100,7 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
   });
   mirroredGauge(registry, { name: 'kubedns_zone_serial', help: 'The SOA serial of the cluster zone (changes when records change).' }, () => [[{}, readState().serial]]);
 
-  // Every thread's answer cache, summed (--workers: each holds a share of --cache-bytes).
+  // Every thread's answer cache, summed (--workers: each holds up to --cache-bytes).
   let readCache: (() => AnswerCache) | null = null;
   const caches = (pick: (c: CacheFigures) => number): (readonly [Labels, number])[] => {
     if (readCache === null) return [];
@@ -109,7 +109,7 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
   };
   const cacheGauge = (name: string, help: string, pick: (c: CacheFigures) => number) => mirroredGauge(registry, { name, help }, () => caches(pick));
   cacheGauge('kubedns_answer_cache_bytes', 'Memory the pre-encoded answers are counted as taking, against kubedns_answer_cache_max_bytes (--cache-bytes).', (c) => c.bytes);
-  cacheGauge('kubedns_answer_cache_max_bytes', 'The answer cache budget (--cache-bytes).', (c) => c.maxBytes);
+  cacheGauge('kubedns_answer_cache_max_bytes', 'The answer caches\' budget: --cache-bytes for each thread, summed.', (c) => c.maxBytes);
   cacheGauge('kubedns_answer_cache_entries', 'Pre-encoded answers held.', (c) => c.entries);
   mirroredCounter(registry, { name: 'kubedns_answer_cache_evictions_total', help: 'Pre-encoded answers pushed out to stay within --cache-bytes.' }, () => caches((c) => c.evictions));
 

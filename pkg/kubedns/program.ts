@@ -41,9 +41,12 @@ import type { FederationContext } from './resolver.ts';
 
 /**
  * --workers=auto's memory bound: RSS at one thread with 10,000 Services (142 MiB measured, bench:scale)
- * and what each more thread adds (16 MiB at start, more as its answers fill its share of --cache-bytes).
+ * and what each more thread adds: 20 MiB (16 measured at start) and an answer cache of its own, up to
+ * --cache-bytes (every thread holds what its clients ask: the kernel spreads clients, not names).
  */
-export const KUBE_DNS_THREAD_BUDGET: ThreadBudget = { baseBytes: 144 * 2 ** 20, perThreadBytes: 20 * 2 ** 20 };
+export function kubeDnsThreadBudget(answerCacheBytes: number): ThreadBudget {
+  return { baseBytes: 144 * 2 ** 20, perThreadBytes: 20 * 2 ** 20 + answerCacheBytes };
+}
 
 export interface KubeDnsOptions {
   domain: string;
@@ -96,7 +99,6 @@ export class KubeDns {
   private threads: DnsThreads | null = null;
   private readonly workers: AutoWorkers;
   /** Each thread's answer cache budget (--cache-bytes / --workers). */
-  private readonly answerCacheShare: number;
   private readonly http: HttpEndpoints[] = [];
   private config: KubeDnsConfig;
   private syncWatch: NodeJS.Timeout | undefined;
@@ -141,11 +143,10 @@ export class KubeDns {
       autopath: pods && { index: pods, counted: registerAutopathMetrics(this.metrics.registry, pods), silence: new UpstreamSilence() },
     });
     if (serviceEntries !== null) this.metrics.setServiceEntryReader(() => serviceEntries.counts());
-    this.workers = resolveWorkers(o.workers ?? 1, KUBE_DNS_THREAD_BUDGET);
+    this.workers = resolveWorkers(o.workers ?? 1, kubeDnsThreadBudget(o.answerCacheBytes));
     const workers = this.workers.workers;
-    // --workers: every thread a share of --cache-bytes, this one's among them.
-    this.answerCacheShare = Math.floor(o.answerCacheBytes / workers);
-    const answers = new AnswerCache({ maxBytes: this.answerCacheShare });
+    // --workers: every thread an answer cache of --cache-bytes, this one's among them (kubeDnsThreadBudget).
+    const answers = new AnswerCache({ maxBytes: o.answerCacheBytes });
     this.metrics.setAnswerCacheReader(() => answers);
     this.server = new DnsServer({ handler: resolver.handle, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, answerCache: answers, roundRobin: o.roundRobin, reusePort: workers > 1, maxTcpConnections: tcpConnectionsShare(workers) });
     this.handler = resolver.handle;
@@ -165,7 +166,7 @@ export class KubeDns {
     this.threads = new DnsThreads({
       count: workers - 1,
       listen: [bound],
-      answerCacheBytes: this.answerCacheShare,
+      answerCacheBytes: o.answerCacheBytes,
       roundRobin: o.roundRobin,
       handler: this.handler,
       observerModule: siblingModule(import.meta.url, 'thread-observer').href,

@@ -9,10 +9,11 @@ import type { Test } from 'tap';
 import { autoWorkers, MAX_AUTO_WORKERS, readProcessLimits, resolveWorkers } from '../../pkg/dnsthreads/auto.ts';
 import type { ProcessLimits } from '../../pkg/dnsthreads/auto.ts';
 import { parseWorkers } from '../../pkg/flags/workers.ts';
-import { KUBE_DNS_THREAD_BUDGET } from '../../pkg/kubedns/program.ts';
+import { kubeDnsThreadBudget } from '../../pkg/kubedns/program.ts';
 import { dnscacheThreadBudget } from '../../pkg/dnscache/threads.ts';
 import { defaultConfig, parseArgs } from '../../pkg/dnscache/args.ts';
 
+const KUBE_DNS_16MI = kubeDnsThreadBudget(16 * 2 ** 20);
 const MiB = 2 ** 20;
 const none: ProcessLimits = { cpus: 64, cpuQuota: null, memoryBytes: null };
 
@@ -28,17 +29,18 @@ t.test('auto: the fewest of the CPUs, the quota rounded up, the memory limit and
   t.equal(autoWorkers({ ...none, memoryBytes: 64 * MiB }, budget).workers, 1, 'below the base: still one');
 });
 
-t.test('the budgets: the manifest kube-dns limit (256Mi) allows 6, the original 170Mi 2', async (t) => {
-  t.equal(autoWorkers({ ...none, memoryBytes: 256 * MiB }, KUBE_DNS_THREAD_BUDGET).workers, 6);
-  t.equal(autoWorkers({ ...none, memoryBytes: 170 * MiB }, KUBE_DNS_THREAD_BUDGET).workers, 2);
+t.test('the budgets: a thread costs 20 MiB and an answer cache of --cache-bytes (16Mi): the manifest kube-dns limit (256Mi) allows 4, the original 170Mi 1', async (t) => {
+  t.equal(autoWorkers({ ...none, memoryBytes: 256 * MiB }, KUBE_DNS_16MI).workers, 4, '144 MiB + 3 × 36 MiB');
+  t.equal(autoWorkers({ ...none, memoryBytes: 170 * MiB }, KUBE_DNS_16MI).workers, 1);
+  t.equal(autoWorkers({ ...none, memoryBytes: 170 * MiB }, kubeDnsThreadBudget(4 * MiB)).workers, 2, '--cache-bytes=4Mi: 144 MiB + 24 MiB');
   const dnscache = dnscacheThreadBudget(defaultConfig());
-  t.equal(autoWorkers({ ...none, memoryBytes: 256 * MiB }, dnscache).workers, 8, 'dnscache with 16 MiB of cache: 96 MiB + 8 threads');
+  t.equal(autoWorkers({ ...none, memoryBytes: 256 * MiB }, dnscache).workers, 5, 'dnscache with 16 MiB of cache: 96 MiB + 4 × 36 MiB');
 });
 
 t.test('resolveWorkers: a number is taken as given, 0 is auto', async (t) => {
   const limits = () => ({ ...none, cpus: 3 });
-  t.same(resolveWorkers(5, KUBE_DNS_THREAD_BUDGET, limits), { workers: 5, why: '--workers' });
-  t.equal(resolveWorkers(0, KUBE_DNS_THREAD_BUDGET, limits).workers, 3);
+  t.same(resolveWorkers(5, KUBE_DNS_16MI, limits), { workers: 5, why: '--workers' });
+  t.equal(resolveWorkers(0, KUBE_DNS_16MI, limits).workers, 3);
 });
 
 t.test('the flag: auto or 1-256', async (t) => {
@@ -76,7 +78,7 @@ t.test('cgroup v2: cpu.max and memory.max, the tightest of the cgroup and its pa
     'fs/kubepods/pod1/ctr/memory.max': String(256 * MiB),
   }, 16);
   t.same(limits, { cpus: 16, cpuQuota: 2.5, memoryBytes: 256 * MiB });
-  t.equal(autoWorkers(limits, KUBE_DNS_THREAD_BUDGET).workers, 3, 'a quota of 2.5 CPUs');
+  t.equal(autoWorkers(limits, KUBE_DNS_16MI).workers, 3, 'a quota of 2.5 CPUs');
 });
 
 t.test('cgroup v2 in a cgroup namespace ("0::/"): the root\'s files; "max" is no limit', async (t) => {
