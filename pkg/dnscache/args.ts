@@ -32,7 +32,7 @@ export interface DnscacheConfig {
   reusePort: boolean;
   /**
    * --workers (ours): threads answering queries, each with its own sockets on the port (SO_REUSEPORT),
-   * its own cache (a share of --cache-size and --cache-bytes) and forwarder. 1: this thread alone;
+   * its own answer cache (--cache-size entries, --cache-bytes) and forwarder. 1: this thread alone;
    * 0 (`auto`, the default): what the process may use (pkg/dnsthreads/auto.ts).
    */
   workers: number;

@@ -42,6 +42,21 @@ t.test('--workers=2: one process, two sockets; changes reach every thread; one s
   t.equal(await kd.program.exited, 0);
 });
 
+t.test('--workers=2: a thread holds every answer --cache-bytes holds, not a share of them (the kernel spreads clients, not names)', async (t) => {
+  // 20 answers fit in 16 KiB (about 400 bytes each), not in half of it.
+  const names = Array.from({ length: 20 }, (_, i) => `s${i}`);
+  const yaml = yamlDocs(...names.map((n, i) => service('default', n, `clusterIP: 10.96.1.${i + 1}\nports:\n- {name: http, port: 80}`)));
+  const kd = await startKubeDns(t, { clusterYaml: yaml, args: ['--workers=2', '--cache-bytes=16Ki'] });
+  const from = ['-b', `127.0.0.1#${await freePort()}`]; // one client: one thread
+  for (let pass = 0; pass < 2; pass++) {
+    for (const [i, n] of names.entries()) t.same(answers(await dig(kd.dnsPort, `${n}.default.svc.cluster.local`, 'A', from)), [`10.96.1.${i + 1}`]);
+  }
+  const m = await scrape(kd.httpPort);
+  t.equal(sample(m, 'kubedns_answer_cache_evictions_total'), 0, 'nothing pushed out');
+  t.equal(sample(m, 'kubedns_dns_answer_cache_hits_total'), names.length, 'the second pass answered from the thread\'s cache');
+  t.equal(sample(m, 'kubedns_answer_cache_max_bytes'), 2 * 16 * 1024, '--cache-bytes for each thread');
+});
+
 t.test('--workers=2 on a port another server holds: exit 1 (its SO_REUSEPORT sockets would share it silently)', async (t) => {
   const other = await startDnsmasq(t, []);
   const p = startProgram(t, 'kube-dns', ['--cluster-file=/dev/null', '--dns-bind-address=127.0.0.1', `--dns-port=${other.port}`, '--http-bind-address=127.0.0.1', '--healthz-port=0', '--workers=2']);
