@@ -56,7 +56,7 @@ t.test('dnscache in a cgroup with half a CPU of quota: one thread', async (t) =>
   t.same(await dnscacheThreads(t, inCgroup(dir)), { threads: 1, by: 'a CPU quota of 0.5' });
 });
 
-t.test('dnscache in a cgroup with a 100 MiB memory limit: one thread (96 MiB for one, 20 MiB more a thread)', async (t) => {
+t.test('dnscache in a cgroup with a 100 MiB memory limit: one thread (96 MiB for one, 36 MiB more a thread: 20 and its answer cache)', async (t) => {
   const dir = cgroupV1(t, 'memory', { 'memory.limit_in_bytes': String(100 * MiB) });
   if (dir === null) return void t.skip('SKIPPING: no cgroup v1 memory controller to make a cgroup in', () => {});
   const got = await dnscacheThreads(t, inCgroup(dir));
