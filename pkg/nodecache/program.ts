@@ -13,7 +13,7 @@ import { resolvConfNameservers } from '../forward/forward.ts';
 import { listenHttp } from '../httpserver/listen.ts';
 import type { HttpListening } from '../httpserver/listen.ts';
 import type { Logger } from '../log/log.ts';
-import { parseCorefile } from './corefile.ts';
+import { parseCorefile } from '../corefile/read.ts';
 import { ZoneEngine } from './engine.ts';
 import { ensureLink, removeLink } from './interface.ts';
 import { createNodeCacheMetrics, SETUP_ERRORS } from './metrics.ts';
@@ -129,7 +129,9 @@ export class NodeCache {
       this.count('configmap');
       this.log.error('kube-dns ConfigMap entry left out', { problem: s });
     }
-    const plan = planCorefile(parseCorefile(rendered.text), { defaultPort: o.dnsPort });
+    // Imports are relative to the base Corefile's folder (the mounted ConfigMap), as CoreDNS reads it.
+    const blocks = parseCorefile(rendered.text, { path: o.baseCorefile, warn: (message) => this.log.warn('Corefile import', { problem: message }) });
+    const plan = planCorefile(blocks, { defaultPort: o.dnsPort });
     for (const z of plan.zones) if (z.cache !== null && z.cache.staleS === 0) z.cache.staleS = o.serveStaleS;
     if (rendered.text !== this.corefileText) {
       writeFileSync(o.corefile, rendered.text);

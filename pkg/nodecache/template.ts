@@ -7,7 +7,7 @@
 import { isIP } from 'node:net';
 import type { KubeDnsConfig } from '../config/config.ts';
 import { parseStubServer } from '../config/config.ts';
-import { CorefileError } from './errors.ts';
+import { CorefileError } from '../corefile/errors.ts';
 
 /** Replaced by the kube-dns Service's ClusterIP (`-upstreamsvc`, from `<NAME>_SERVICE_HOST`). */
 export const CLUSTER_DNS_PILLAR = '__PILLAR__CLUSTER__DNS__';

@@ -4,8 +4,8 @@
 
 import t from 'tap';
 import { emptyConfig, parseConfig } from '../../pkg/config/config.ts';
-import { parseCorefile } from '../../pkg/nodecache/corefile.ts';
-import { CorefileError } from '../../pkg/nodecache/errors.ts';
+import { parseCorefile } from '../../pkg/corefile/read.ts';
+import { CorefileError } from '../../pkg/corefile/errors.ts';
 import { planCorefile } from '../../pkg/nodecache/plan.ts';
 import type { PlanContext } from '../../pkg/nodecache/plan.ts';
 import { renderCorefile, serviceHostEnv } from '../../pkg/nodecache/template.ts';
@@ -77,7 +77,7 @@ t.test('forward to a resolv.conf path, and serve_stale', async (t) => {
 
 t.test('what node-cache does not serve is an error at the line, never ignored', async (t) => {
   const cases: [string, string, RegExp][] = [
-    ['.:53 {\n  forward . 1.1.1.1\n  rewrite name a b\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 3: the plugin `rewrite` is not served by node-cache \(it serves: errors, log, reload, loop, bind, cache, forward, prometheus, health\)/],
+    ['.:53 {\n  forward . 1.1.1.1\n  rewrite name a b\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 3: the plugin `rewrite` is not served by node-cache \(it serves: reload, bind, health, prometheus, errors, log, cache, loop, forward\)/],
     ['.:53 {\n  forward . 1.1.1.1 {\n    max_fails 3\n  }\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 3: forward option `max_fails 3`/],
     ['.:53 {\n  cache 30 {\n    prefetch 10\n  }\n  forward . 1.1.1.1\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 3: cache option `prefetch 10`/],
     ['.:53 {\n  cache 30 example.org\n  forward . 1.1.1.1\n}', 'COREFILE_INVALID', /^Corefile line 2: cache: takes at most a TTL/],
@@ -88,7 +88,7 @@ t.test('what node-cache does not serve is an error at the line, never ignored', 
     ['.:53 {\n  forward . 1.1.1.1\n  prometheus :9253\n}\nx:53 {\n  forward . 1.1.1.1\n  prometheus :9300\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 7: a second prometheus address \(:9300; :9253 is already served\)/],
     ['.:53 {\n  forward . 1.1.1.1\n', 'COREFILE_SYNTAX', /^Corefile line 1: the `\{` opened here is never closed/],
     ['.:53 {\n  forward . 1.1.1.1\n}\n}', 'COREFILE_SYNTAX', /^Corefile line 4: a `\}` closes nothing/],
-    ['.:53\n', 'COREFILE_SYNTAX', /^Corefile line 1: server block \.:53 has no `\{`/],
+    ['.:53\n', 'COREFILE_INVALID', /^Corefile line 1: the block of \. has no forward/],
     ['tls://.:853 {\n  forward . 1.1.1.1\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 1: server block key "tls:\/\/\.:853"/],
     ['.:53 {\n  forward example.org 1.1.1.1\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 2: forward for example.org inside the block of \./],
   ];
@@ -99,8 +99,12 @@ t.test('what node-cache does not serve is an error at the line, never ignored', 
   }
 });
 
-t.test('comments, glued braces and several keys per block', async (t) => {
-  const p = plan('# the root\nexample.org:1053 example.net{ # two zones\n  forward . 1.1.1.1:5353 # upstream\n}\n');
+t.test('comments and several keys per block', async (t) => {
+  const p = plan('# the root\nexample.org:1053 example.net { # two zones\n  forward . 1.1.1.1:5353 # upstream\n}\n');
   t.same(p.zones.map((z) => [z.zone, z.port]), [['example.org', 1053], ['example.net', 53]]);
   t.same(p.zones[1].upstreams, [{ host: '1.1.1.1', port: 5353 }]);
+});
+
+t.test('a brace glued to a key is refused at its line (CoreDNS serves a zone named "example.net{")', async (t) => {
+  t.throws(() => plan('example.org:1053 example.net{\n  forward . 1.1.1.1\n}\n'), { code: 'COREFILE_SYNTAX', message: /^Corefile line 1: server block key "example\.net\{": a brace must stand apart/ });
 });

@@ -1,0 +1,42 @@
+// `cache [TTL] { success CAP [TTL]; denial CAP [TTL]; serve_stale [DURATION] }`: TTL caps (CoreDNS's
+// defaults: 3600 s, denials 1800 s), capacities (9984 each), serve-stale (RFC 8767; 1 h when no
+// duration is given). Other options and zones of its own are refused (not served yet).
+
+import { duration, invalid, unserved, wholeNumber, written } from '../args.ts';
+import type { Directive } from '../read.ts';
+
+/** CoreDNS's cache defaults: 9984 entries each for answers and denials, TTLs capped at an hour (denials 30 min). */
+export const CACHE_CAPACITY = 9984;
+const MAX_TTL = 3600;
+const MAX_DENIAL_TTL = 1800;
+const STALE_DEFAULT_MS = 3600 * 1000;
+
+export interface CacheOptions {
+  successCapacity: number;
+  /** Seconds an answer is kept at most. */
+  successTtl: number;
+  denialCapacity: number;
+  /** Seconds an NXDOMAIN or NODATA is kept at most. */
+  denialTtl: number;
+  /** serve_stale: seconds past expiry an answer may still be served while the upstream fails; 0 = off. */
+  staleS: number;
+}
+
+export function cacheOptions(d: Directive): CacheOptions {
+  if (d.args.length > 1) throw invalid(d, 'takes at most a TTL here (zones of its own are not served)');
+  const ttl = d.args.length === 1 ? wholeNumber(d, d.args[0], 'the TTL', 0) : null;
+  const c: CacheOptions = { successCapacity: CACHE_CAPACITY, successTtl: ttl ?? MAX_TTL, denialCapacity: CACHE_CAPACITY, denialTtl: ttl ?? MAX_DENIAL_TTL, staleS: 0 };
+  for (const o of d.block ?? []) {
+    if ((o.name === 'success' || o.name === 'denial') && o.args.length >= 1 && o.args.length <= 2 && o.block === null) {
+      const capacity = wholeNumber(o, o.args[0], 'the capacity', 1);
+      const max = o.args.length === 2 ? wholeNumber(o, o.args[1], 'the TTL', 0) : null;
+      if (o.name === 'success') [c.successCapacity, c.successTtl] = [capacity, max ?? c.successTtl];
+      else [c.denialCapacity, c.denialTtl] = [capacity, max ?? c.denialTtl];
+    } else if (o.name === 'serve_stale' && o.args.length <= 1 && o.block === null) {
+      c.staleS = Math.ceil((o.args.length === 1 ? duration(o, o.args[0], 'serve_stale', 1) : STALE_DEFAULT_MS) / 1000);
+    } else {
+      throw unserved(o, `cache option \`${written(o)}\``);
+    }
+  }
+  return c;
+}

@@ -1,0 +1,41 @@
+// `forward FROM TO... { force_tcp }`: TO an address (`ip[:port]`, `dns://ip[:port]`, `[v6]:port`) or a
+// resolv.conf path (its nameservers). Other options are refused (not served yet).
+
+import { isIP } from 'node:net';
+import { normalizeDomain } from '../../config/config.ts';
+import { resolvConfNameservers } from '../../forward/forward.ts';
+import type { Upstream } from '../../forward/forward.ts';
+import { invalid, unserved, written } from '../args.ts';
+import type { Directive } from '../read.ts';
+
+export interface ForwardOptions {
+  /** FROM: lowercase, no trailing dot; '' for `.`. */
+  from: string;
+  upstreams: Upstream[];
+  forceTcp: boolean;
+}
+
+/** `resolvServers`: reads a resolv.conf named as TO (default: the file's nameservers). */
+export function forwardOptions(d: Directive, resolvServers: (path: string) => Upstream[] = resolvConfNameservers): ForwardOptions {
+  if (d.args.length < 2) throw invalid(d, 'needs a zone and at least one upstream');
+  const f: ForwardOptions = { from: d.args[0] === '.' ? '' : normalizeDomain(d.args[0]), upstreams: d.args.slice(1).flatMap((to) => upstreamsOf(d, to, resolvServers)), forceTcp: false };
+  for (const o of d.block ?? []) {
+    if (o.name === 'force_tcp' && o.args.length === 0 && o.block === null) f.forceTcp = true;
+    else throw unserved(o, `forward option \`${written(o)}\``);
+  }
+  return f;
+}
+
+function upstreamsOf(d: Directive, to: string, resolvServers: (path: string) => Upstream[]): Upstream[] {
+  if (to.startsWith('/')) {
+    const servers = resolvServers(to);
+    if (servers.length === 0) throw invalid(d, `${to} names no nameserver`);
+    return servers;
+  }
+  const text = to.replace(/^dns:\/\//, '');
+  const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(text) ?? /^([^:]+)(?::(\d+))?$/.exec(text) ?? [text, text, undefined];
+  const host = m[1];
+  const port = m[2] === undefined ? 53 : Number(m[2]);
+  if (isIP(host) === 0 || !(port >= 1 && port <= 65535)) throw invalid(d, `${JSON.stringify(to)} is not ip[:port] or a resolv.conf path`);
+  return [{ host, port }];
+}
