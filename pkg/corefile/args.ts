@@ -2,12 +2,13 @@
 
 import { parseDuration } from '../flags/flags.ts';
 import { CorefileError } from './errors.ts';
+import type { Place } from './errors.ts';
 import type { Directive } from './read.ts';
 
 export const invalid = (d: Directive, message: string) => new CorefileError('COREFILE_INVALID', d, `${d.name}: ${message}`);
 
 /** An option (or argument) of a served plugin that is not served: refused, never ignored. */
-export const unserved = (d: Directive, what: string) => new CorefileError('COREFILE_UNSUPPORTED', d, `${what} is not served`);
+export const unserved = (at: Place, what: string) => new CorefileError('COREFILE_UNSUPPORTED', { file: at.file, line: at.line }, `${what} is not served`);
 
 /** `d` as written, for messages: `max_fails 3`. */
 export const written = (d: Directive) => [d.name, ...d.args].join(' ');

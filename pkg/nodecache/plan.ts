@@ -28,6 +28,8 @@ export interface ZonePlan {
   upstreams: Upstream[];
   /** `force_tcp`. */
   forceTcp: boolean;
+  /** `max_concurrent`: queries in flight upstream at most; null: the forwarder's own cap. */
+  maxConcurrent: number | null;
   logErrors: boolean;
   logQueries: boolean;
   /** `loop`: probe the upstreams for a forwarding loop back to us. */
@@ -74,7 +76,14 @@ function plugins(plan: NodeCachePlan, ctx: PlanContext): Plugin<ZonePlan>[] {
     { name: 'prometheus', setup: (d) => (plan.metrics = prometheusAddress(d, plan.metrics)) },
     { name: 'errors', setup: (d, z) => (noArgs(d), (z.logErrors = true)) },
     { name: 'log', setup: (d, z) => (noArgs(d), (z.logQueries = true)) },
-    { name: 'cache', setup: (d, z) => (z.cache = cacheOptions(d)) },
+    {
+      name: 'cache',
+      setup: (d, z) => {
+        z.cache = cacheOptions(d);
+        const disabled = [...z.cache.disable.success, ...z.cache.disable.denial];
+        if (disabled.length > 0) throw unserved(d.block!.find((o) => o.name === 'disable')!, 'cache option `disable` (in node-cache)');
+      },
+    },
     { name: 'loop', setup: (d, z) => (noArgs(d), (z.loopDetect = true)) },
     {
       name: 'forward',
@@ -82,7 +91,7 @@ function plugins(plan: NodeCachePlan, ctx: PlanContext): Plugin<ZonePlan>[] {
         const f = forwardOptions(d, ctx.resolvServers);
         // FROM `.` or the block's own zone: both mean every name the block gets.
         if (f.from !== '' && f.from !== z.zone) throw unserved(d, `forward for ${d.args[0]} inside the block of ${z.zone || '.'}`);
-        [z.upstreams, z.forceTcp] = [f.upstreams, f.forceTcp];
+        [z.upstreams, z.forceTcp, z.maxConcurrent] = [f.upstreams, f.forceTcp, f.maxConcurrent];
       },
     },
   ];
@@ -95,7 +104,7 @@ export function planCorefile(blocks: readonly ServerBlock[], ctx: PlanContext): 
     program: 'node-cache',
     plugins: plugins(plan, ctx),
     defaultPort: ctx.defaultPort,
-    zone: ({ zone, port }, block) => ({ zone, port, bind: [], cache: null, upstreams: [], forceTcp: false, logErrors: false, logQueries: false, loopDetect: false, line: block.line }),
+    zone: ({ zone, port }, block) => ({ zone, port, bind: [], cache: null, upstreams: [], forceTcp: false, maxConcurrent: null, logErrors: false, logQueries: false, loopDetect: false, line: block.line }),
     done: (z, block) => {
       if (z.upstreams.length === 0) throw new CorefileError('COREFILE_INVALID', block, `the block of ${z.zone || '.'} has no forward: node-cache serves no zone of its own`);
     },

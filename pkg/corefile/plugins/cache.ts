@@ -1,7 +1,9 @@
-// `cache [TTL] { success CAP [TTL]; denial CAP [TTL]; serve_stale [DURATION] }`: TTL caps (CoreDNS's
-// defaults: 3600 s, denials 1800 s), capacities (9984 each), serve-stale (RFC 8767; 1 h when no
-// duration is given). Other options and zones of its own are refused (not served yet).
+// `cache [TTL] { success CAP [TTL]; denial CAP [TTL]; serve_stale [DURATION]; disable success|denial
+// [ZONES...] }`: TTL caps (CoreDNS's defaults: 3600 s, denials 1800 s), capacities (9984 each),
+// serve-stale (RFC 8767; 1 h when no duration is given), the zones whose answers or denials are not
+// kept (none written: every zone). Other options and zones of its own are refused (not served yet).
 
+import { normalizeDomain } from '../../config/config.ts';
 import { duration, invalid, unserved, wholeNumber, written } from '../args.ts';
 import type { Directive } from '../read.ts';
 
@@ -20,18 +22,22 @@ export interface CacheOptions {
   denialTtl: number;
   /** serve_stale: seconds past expiry an answer may still be served while the upstream fails; 0 = off. */
   staleS: number;
+  /** `disable success|denial ZONES`: zones (lowercase, no trailing dot; '' is every zone) not kept. */
+  disable: { success: string[]; denial: string[] };
 }
 
 export function cacheOptions(d: Directive): CacheOptions {
   if (d.args.length > 1) throw invalid(d, 'takes at most a TTL here (zones of its own are not served)');
   const ttl = d.args.length === 1 ? wholeNumber(d, d.args[0], 'the TTL', 0) : null;
-  const c: CacheOptions = { successCapacity: CACHE_CAPACITY, successTtl: ttl ?? MAX_TTL, denialCapacity: CACHE_CAPACITY, denialTtl: ttl ?? MAX_DENIAL_TTL, staleS: 0 };
+  const c: CacheOptions = { successCapacity: CACHE_CAPACITY, successTtl: ttl ?? MAX_TTL, denialCapacity: CACHE_CAPACITY, denialTtl: ttl ?? MAX_DENIAL_TTL, staleS: 0, disable: { success: [], denial: [] } };
   for (const o of d.block ?? []) {
     if ((o.name === 'success' || o.name === 'denial') && o.args.length >= 1 && o.args.length <= 2 && o.block === null) {
       const capacity = wholeNumber(o, o.args[0], 'the capacity', 1);
       const max = o.args.length === 2 ? wholeNumber(o, o.args[1], 'the TTL', 0) : null;
       if (o.name === 'success') [c.successCapacity, c.successTtl] = [capacity, max ?? c.successTtl];
       else [c.denialCapacity, c.denialTtl] = [capacity, max ?? c.denialTtl];
+    } else if (o.name === 'disable' && (o.args[0] === 'success' || o.args[0] === 'denial') && o.block === null) {
+      c.disable[o.args[0]].push(...(o.args.length === 1 ? [''] : o.args.slice(1).map((z) => (z === '.' ? '' : normalizeDomain(z)))));
     } else if (o.name === 'serve_stale' && o.args.length <= 1 && o.block === null) {
       c.staleS = Math.ceil((o.args.length === 1 ? duration(o, o.args[0], 'serve_stale', 1) : STALE_DEFAULT_MS) / 1000);
     } else {

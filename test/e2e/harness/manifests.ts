@@ -89,3 +89,9 @@ export function nodeLocalCorefile(): string {
   const cm = readManifest('optional/node-local-dns.yaml', README_VALUES).find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'node-local-dns');
   return cm!.data.Corefile as string;
 }
+
+/** kubeadm's Corefile as kubeadm writes it into ConfigMap coredns (bench/coredns-kubeadm.yaml, the CoreDNS objects kubeadm deploys). */
+export function kubeadmCorefile(): string {
+  const docs = parseAllDocuments(readFileSync(join(repoRoot, 'bench/coredns-kubeadm.yaml'), 'utf8')).map((d) => d.toJS());
+  return docs.find((o) => o?.kind === 'ConfigMap' && o.metadata.name === 'coredns').data.Corefile as string;
+}

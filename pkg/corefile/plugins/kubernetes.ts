@@ -1,0 +1,54 @@
+// `kubernetes [ZONES...] { pods insecure|disabled; fallthrough [ZONES...]; ttl N; kubeconfig FILE;
+// endpoint URL }`: the cluster zone and the reverse zones (`in-addr.arpa`, `ip6.arpa`) a program
+// answers from the API's Services, EndpointSlices and Pods. CoreDNS's defaults: the block's zones,
+// pods disabled, TTL 5 s. Other options are refused (not served yet).
+
+import { normalizeDomain } from '../../config/config.ts';
+import { invalid, unserved, wholeNumber, written } from '../args.ts';
+import type { Directive } from '../read.ts';
+
+export type PodsMode = 'insecure' | 'disabled';
+
+export interface KubernetesOptions {
+  /** The zones it answers: lowercase, no trailing dot. */
+  zones: string[];
+  pods: PodsMode;
+  ttl: number;
+  /** `fallthrough`: the zones whose names it does not hold go on to the next plugin; `['']`: every zone. */
+  fallthrough: string[];
+  kubeconfig: string | null;
+  endpoint: string | null;
+}
+
+/** CoreDNS kubernetes's TTL unless `ttl` says otherwise. */
+const DEFAULT_TTL = 5;
+
+/** `blockZone`: the server block's zone, the plugin's zone when it names none. */
+export function kubernetesOptions(d: Directive, blockZone: string): KubernetesOptions {
+  const k: KubernetesOptions = { zones: d.args.length > 0 ? d.args.map(zoneOf(d)) : [blockZone], pods: 'disabled', ttl: DEFAULT_TTL, fallthrough: [], kubeconfig: null, endpoint: null };
+  for (const o of d.block ?? []) {
+    if (o.name === 'pods' && o.args.length === 1 && (o.args[0] === 'insecure' || o.args[0] === 'disabled')) k.pods = o.args[0];
+    else if (o.name === 'ttl' && o.args.length === 1) k.ttl = ttlOf(o);
+    else if (o.name === 'fallthrough' && o.block === null) k.fallthrough = o.args.length === 0 ? [''] : o.args.map(zoneOf(o));
+    else if (o.name === 'kubeconfig' && o.args.length === 1) k.kubeconfig = o.args[0];
+    else if (o.name === 'endpoint' && o.args.length === 1) k.endpoint = endpointOf(o);
+    else throw unserved(o, `kubernetes option \`${written(o)}\``);
+  }
+  return k;
+}
+
+const zoneOf = (d: Directive) => (z: string) => {
+  if (z.includes('/')) throw unserved(d, `a reverse zone as a CIDR (${z}): write in-addr.arpa or ip6.arpa`);
+  return z === '.' ? '' : normalizeDomain(z);
+};
+
+function ttlOf(o: Directive): number {
+  const ttl = wholeNumber(o, o.args[0], 'the TTL', 0);
+  if (ttl > 3600) throw invalid(o, 'the TTL must be 0-3600');
+  return ttl;
+}
+
+function endpointOf(o: Directive): string {
+  if (!/^https?:\/\/\S+$/.test(o.args[0])) throw invalid(o, `${JSON.stringify(o.args[0])} is not an http(s) URL`);
+  return o.args[0];
+}

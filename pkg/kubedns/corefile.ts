@@ -1,0 +1,169 @@
+// kube-dns given CoreDNS's `-conf FILE` (issue 25): the plugins it serves from a Corefile, through
+// pkg/corefile's reader and planner, and what they make of kube-dns. The shape served today is the one
+// every distribution ships (kubeadm's Corefile and its kin): one block holds `kubernetes` with the
+// cluster zone and the reverse zones falling through; the root's `forward` is the upstream; a block of
+// another zone with only `forward` (and `errors`) is a stub domain; everything on one port. Anything
+// else is refused at its line, never ignored.
+
+import { duration, noArgs, unserved } from '../corefile/args.ts';
+import { CorefileError } from '../corefile/errors.ts';
+import type { Place } from '../corefile/errors.ts';
+import { planBlocks } from '../corefile/plan.ts';
+import type { Plugin } from '../corefile/plan.ts';
+import type { Directive, ServerBlock } from '../corefile/read.ts';
+import { bindAddresses } from '../corefile/plugins/bind.ts';
+import { cacheOptions } from '../corefile/plugins/cache.ts';
+import type { CacheOptions } from '../corefile/plugins/cache.ts';
+import { endpointAddress, healthOptions, prometheusAddress } from '../corefile/plugins/endpoints.ts';
+import { forwardOptions } from '../corefile/plugins/forward.ts';
+import type { ForwardOptions } from '../corefile/plugins/forward.ts';
+import { kubernetesOptions } from '../corefile/plugins/kubernetes.ts';
+import type { KubernetesOptions } from '../corefile/plugins/kubernetes.ts';
+import { formatUpstream } from '../forward/forward.ts';
+import type { Upstream } from '../forward/forward.ts';
+
+/** One server block key as kube-dns's plugins saw it. */
+interface Block extends Place {
+  zone: string;
+  port: number;
+  bind: string[];
+  kubernetes: KubernetesOptions | null;
+  forward: ForwardOptions | null;
+  cache: CacheOptions | null;
+  /** Plugin names used, for the checks of the whole. */
+  used: Set<string>;
+}
+
+/** What a Corefile makes of kube-dns. */
+export interface KubeDnsCorefile {
+  domain: string;
+  ttl: number;
+  pods: KubernetesOptions['pods'];
+  kubeconfig: string | null;
+  endpoint: string | null;
+  port: number;
+  /** `bind`: the one address; null: every address. */
+  bind: string | null;
+  /** The root's `forward`: its upstreams as ip:port (none: none for names outside the cluster). */
+  upstreams: string[];
+  forceTcp: boolean;
+  maxConcurrent: number | null;
+  /** Blocks of other zones that only forward: zone → servers (ip:port). */
+  stubDomains: Map<string, string[]>;
+  /** `cache` on what is forwarded; null: nothing forwarded is kept. */
+  cache: CacheOptions | null;
+  /** `loop`: the upstreams probed for a loop back to us. */
+  loop: boolean;
+  /** `loadbalance`: A and AAAA answers rotated. */
+  roundRobin: boolean;
+  health: { address: string; lameDuckMs: number } | null;
+  ready: string | null;
+  metrics: string | null;
+  /** `reload`: the Corefile read again this often (ms); null: never. */
+  reloadMs: number | null;
+}
+
+export interface KubeDnsCorefileContext {
+  /** -dns.port: the port of a key that names none. */
+  defaultPort: number;
+  /** Reads a resolv.conf named by `forward . /etc/resolv.conf`. */
+  resolvServers?: (path: string) => Upstream[];
+}
+
+/** CoreDNS's reload interval when none is written. */
+const RELOAD_DEFAULT_MS = 30_000;
+const REVERSE_ZONES = ['in-addr.arpa', 'ip6.arpa'];
+
+/** kube-dns's plugins, in CoreDNS's order; `whole` takes the process-wide ones. */
+function plugins(whole: KubeDnsCorefile, ctx: KubeDnsCorefileContext): Plugin<Block>[] {
+  const use = (name: string, setup: Plugin<Block>['setup']): Plugin<Block> => ({ name, setup: (d, b) => (b.used.add(name), setup(d, b)) });
+  return [
+    use('reload', (d) => {
+      if (d.args.length > 2 || d.block !== null) throw unserved(d, 'a reload jitter or block');
+      whole.reloadMs = d.args.length > 0 ? duration(d, d.args[0], 'the interval', 2000) : RELOAD_DEFAULT_MS;
+    }),
+    use('bind', (d, b) => b.bind.push(...bindAddresses(d))),
+    use('ready', (d) => (noBlock(d), (whole.ready = endpointAddress(d, whole.ready, ':8181')))),
+    use('health', (d) => (whole.health = healthOptions(d, whole.health?.address ?? null))),
+    use('prometheus', (d) => (whole.metrics = prometheusAddress(d, whole.metrics))),
+    // kube-dns logs its failures itself.
+    use('errors', (d) => noArgs(d)),
+    use('loadbalance', (d) => {
+      if (d.block !== null || d.args.length > 1 || (d.args.length === 1 && d.args[0] !== 'round_robin')) throw unserved(d, `loadbalance \`${d.args.join(' ')}\``);
+      whole.roundRobin = true;
+    }),
+    use('cache', (d, b) => (b.cache = cacheOptions(d))),
+    use('kubernetes', (d, b) => (b.kubernetes = kubernetesOptions(d, b.zone))),
+    use('loop', (d) => (noArgs(d), (whole.loop = true))),
+    use('forward', (d, b) => (b.forward = forwardOptions(d, ctx.resolvServers))),
+  ];
+}
+
+function noBlock(d: Directive): void {
+  if (d.block !== null) throw unserved(d, `a ${d.name} block`);
+}
+
+/** What `blocks` make of kube-dns; throws CorefileError at the first line it cannot serve. */
+export function kubeDnsCorefile(blocks: readonly ServerBlock[], ctx: KubeDnsCorefileContext): KubeDnsCorefile {
+  const whole: KubeDnsCorefile = {
+    domain: '', ttl: 0, pods: 'disabled', kubeconfig: null, endpoint: null, port: ctx.defaultPort, bind: null, upstreams: [], forceTcp: false, maxConcurrent: null,
+    stubDomains: new Map(), cache: null, loop: false, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
+  };
+  const planned = planBlocks(blocks, {
+    program: 'kube-dns',
+    plugins: plugins(whole, ctx),
+    defaultPort: ctx.defaultPort,
+    zone: ({ zone, port }, block) => ({ zone, port, bind: [], kubernetes: null, forward: null, cache: null, used: new Set<string>(), file: block.file, line: block.line }),
+  });
+  const cluster = planned.filter((b) => b.kubernetes !== null);
+  if (cluster.length !== 1) throw new CorefileError('COREFILE_INVALID', cluster[1] ?? { file: null, line: 1 }, 'kube-dns serves one `kubernetes` (one cluster), in one block');
+  const k = clusterOf(cluster[0]);
+  Object.assign(whole, { domain: k.domain, ttl: k.options.ttl, pods: k.options.pods, kubeconfig: k.options.kubeconfig, endpoint: k.options.endpoint, port: cluster[0].port });
+  for (const b of planned) {
+    if (b.port !== whole.port) throw unserved(b, `a second port (${b.port}; the cluster's block is on ${whole.port})`);
+    const bind = b.bind.length === 0 ? null : b.bind.join(' ');
+    if (b.bind.length > 1 || (whole.bind !== null && bind !== whole.bind)) throw unserved(b, 'more than one bind address');
+    whole.bind = bind ?? whole.bind;
+    if (b === cluster[0] || b.zone === '') routeRoot(whole, b, k.domain);
+    else stubBlock(whole, b);
+  }
+  return whole;
+}
+
+/** The cluster's block: its one cluster zone, and reverse zones that fall through (as kube-dns forwards the addresses it does not hold). */
+function clusterOf(b: Block): { domain: string; options: KubernetesOptions } {
+  const k = b.kubernetes!;
+  const zones = k.zones.filter((z) => !REVERSE_ZONES.includes(z));
+  if (zones.length !== 1 || zones[0] === '') throw unserved(b, `kubernetes for ${zones.length === 0 ? 'no cluster zone' : zones.map((z) => z || '.').join(' ')} (kube-dns serves one cluster zone)`);
+  if (b.zone !== '' && b.zone !== zones[0]) throw unserved(b, `kubernetes for ${zones[0]} in the block of ${b.zone}`);
+  for (const z of k.zones.filter((x) => REVERSE_ZONES.includes(x))) {
+    if (!k.fallthrough.includes(z) && !k.fallthrough.includes('')) throw unserved(b, `the reverse zone ${z} without \`fallthrough ${z}\` (kube-dns hands addresses outside the cluster on)`);
+  }
+  if (k.fallthrough.includes('') || k.fallthrough.includes(zones[0])) throw unserved(b, `fallthrough for the cluster zone ${zones[0]}`);
+  return { domain: zones[0], options: k };
+}
+
+/** The root's (or the cluster block's) forward and cache: names outside the cluster. */
+function routeRoot(whole: KubeDnsCorefile, b: Block, domain: string): void {
+  if (b.forward !== null) {
+    if (b.forward.from !== '' && b.forward.from !== b.zone) throw unserved(b, `forward for ${b.forward.from} inside the block of ${b.zone || '.'}`);
+    whole.upstreams = b.forward.upstreams.map(formatUpstream);
+    whole.forceTcp = b.forward.forceTcp;
+    whole.maxConcurrent = b.forward.maxConcurrent;
+  }
+  if (b.cache !== null) {
+    // kube-dns's own answers are kept until the cluster changes them: `disable` of the cluster zone is what it does already.
+    for (const z of [...b.cache.disable.success, ...b.cache.disable.denial]) if (z !== domain) throw unserved(b, `cache disable for ${z || 'every zone'}`);
+    if (b.cache.staleS > 0) throw unserved(b, 'cache serve_stale in kube-dns');
+    whole.cache = b.cache;
+  }
+}
+
+/** A block of another zone: a stub domain when all it does is forward. */
+function stubBlock(whole: KubeDnsCorefile, b: Block): void {
+  const others = [...b.used].filter((p) => !['forward', 'errors', 'loop', 'loadbalance', 'bind', 'health', 'ready', 'prometheus', 'reload'].includes(p));
+  if (b.forward === null || others.length > 0) throw unserved(b, `the block of ${b.zone}${others.length > 0 ? ` with ${others.join(', ')}` : ' without forward'} (kube-dns serves another zone's block as a stub domain: forward only)`);
+  if (b.forward.from !== '' && b.forward.from !== b.zone) throw unserved(b, `forward for ${b.forward.from} inside the block of ${b.zone}`);
+  if (b.forward.forceTcp || b.forward.maxConcurrent !== null) throw unserved(b, `forward options in the stub block of ${b.zone}`);
+  whole.stubDomains.set(b.zone, b.forward.upstreams.map(formatUpstream));
+}

@@ -1,0 +1,51 @@
+// kube-dns given a Corefile (CoreDNS's -conf): what the Corefiles clusters ship make of it (kubeadm's
+// as the baseline, and its kin from ../shared/reference/corefiles.md), and every line it does not
+// serve refused at its line.
+
+import t from 'tap';
+import { parseCorefile } from '../../pkg/corefile/read.ts';
+import { kubeDnsCorefile } from '../../pkg/kubedns/corefile.ts';
+import { kubeadmCorefile } from '../e2e/harness/manifests.ts';
+
+const ctx = { defaultPort: 53, resolvServers: () => [{ host: '10.200.0.1', port: 53 }] };
+const plan = (text: string) => kubeDnsCorefile(parseCorefile(text), ctx);
+
+/** kubeadm v1.36's Corefile, as it writes it into ConfigMap coredns. */
+const KUBEADM_COREFILE = kubeadmCorefile();
+
+t.test("kubeadm's Corefile: the cluster zone, the pods, the TTL, the endpoints, the resolv.conf upstream, a 30 s cache", async (t) => {
+  const k = plan(KUBEADM_COREFILE);
+  t.match(k, {
+    domain: 'cluster.local', ttl: 30, pods: 'insecure', port: 53, bind: null, upstreams: ['10.200.0.1:53'], maxConcurrent: 1000, forceTcp: false,
+    cache: { successTtl: 30, denialTtl: 30, successCapacity: 9984 }, loop: true, roundRobin: true,
+    health: { address: ':8080', lameDuckMs: 5000 }, ready: ':8181', metrics: ':9153', reloadMs: 30_000, kubeconfig: null, endpoint: null,
+  });
+  t.same([...k.stubDomains], []);
+});
+
+t.test("the others' defaults: CoreDNS's TTL (5 s) and pods disabled when unsaid; a stub block; a port of its own; an upstream list", async (t) => {
+  const eks = plan('.:53 {\n  errors\n  health\n  kubernetes cluster.local in-addr.arpa ip6.arpa {\n    fallthrough in-addr.arpa ip6.arpa\n  }\n  prometheus :9153\n  forward . /etc/resolv.conf\n  cache 30\n  loop\n  reload\n}\n');
+  t.match(eks, { ttl: 5, pods: 'disabled', roundRobin: false, health: { address: ':8080', lameDuckMs: 0 }, ready: null });
+  const openshift = plan('.:5353 {\n  kubernetes cluster.local in-addr.arpa ip6.arpa {\n    pods insecure\n    fallthrough in-addr.arpa ip6.arpa\n  }\n  forward . 10.0.0.1 10.0.0.2:5353\n}\ncorp.example:5353 {\n  errors\n  forward . 10.1.0.1\n}\n');
+  t.equal(openshift.port, 5353);
+  t.same(openshift.upstreams, ['10.0.0.1:53', '10.0.0.2:5353']);
+  t.same([...openshift.stubDomains], [['corp.example', ['10.1.0.1:53']]]);
+  t.match(plan('.:53 {\n  kubernetes cluster.local\n  reload 10s\n  bind 127.0.0.1\n}\n'), { reloadMs: 10_000, bind: '127.0.0.1', upstreams: [] });
+});
+
+t.test('what kube-dns does not serve yet is refused at its line', async (t) => {
+  const cases: [string, RegExp][] = [
+    ['.:53 {\n  kubernetes cluster.local {\n    namespaces default\n  }\n}\n', /^Corefile line 3: kubernetes option `namespaces default` is not served/],
+    ['.:53 {\n  kubernetes cluster.local in-addr.arpa\n}\n', /^Corefile line 1: the reverse zone in-addr\.arpa without `fallthrough in-addr\.arpa`/],
+    ['.:53 {\n  kubernetes cluster.local {\n    fallthrough\n  }\n}\n', /^Corefile line 1: fallthrough for the cluster zone cluster\.local is not served/],
+    ['.:53 {\n  kubernetes cluster.local example.org\n}\n', /^Corefile line 1: kubernetes for cluster\.local example\.org \(kube-dns serves one cluster zone\)/],
+    ['.:53 {\n  forward . 1.1.1.1\n}\n', /^Corefile line 1: kube-dns serves one `kubernetes`/],
+    ['.:53 {\n  kubernetes cluster.local\n}\nexample.org:5353 {\n  forward . 1.1.1.1\n}\n', /^Corefile line 4: a second port \(5353; the cluster's block is on 53\)/],
+    ['.:53 {\n  kubernetes cluster.local\n}\nexample.org {\n  cache 30\n  forward . 1.1.1.1\n}\n', /^Corefile line 4: the block of example\.org with cache/],
+    ['.:53 {\n  kubernetes cluster.local\n  cache 30 {\n    disable success example.org\n  }\n}\n', /^Corefile line 1: cache disable for example\.org is not served/],
+    ['.:53 {\n  kubernetes cluster.local\n  rewrite name a.example b.example\n}\n', /^Corefile line 3: the plugin `rewrite` is not served by kube-dns/],
+    ['.:53 {\n  kubernetes cluster.local\n  loadbalance weighted /x\n}\n', /^Corefile line 3: loadbalance `weighted \/x` is not served/],
+    ['.:53 {\n  kubernetes cluster.local\n  forward . 1.1.1.1 {\n    policy sequential\n  }\n}\n', /^Corefile line 4: forward option `policy sequential` is not served/],
+  ];
+  for (const [text, message] of cases) t.throws(() => plan(text), { message }, text);
+});
