@@ -1,87 +1,10 @@
 #!/usr/bin/env -S node --max-semi-space-size=2 --optimize-for-size
-// kube-dns: flags → pkg/kubedns. Nothing else lives here.
+// kube-dns: its own flags (cmd/kube-dns/kube-dns.ts), or CoreDNS's (`-conf Corefile`, the coredns
+// Deployment's args: cmd/kube-dns/coredns.ts). Nothing else lives here.
 
-import { parseOrExit, parseWorkers } from '../../pkg/flags/flags.ts';
-import { createLogger } from '../../pkg/log/log.ts';
-import { KubeDns } from '../../pkg/kubedns/program.ts';
-import { stopOnSignals } from '../../pkg/signals/shutdown.ts';
-import { FileSource } from '../../pkg/source/file.ts';
-import { KubernetesSource } from '../../pkg/source/kubernetes.ts';
-import { CLUSTER_KINDS, startingWatches } from '../../pkg/cluster/kinds.ts';
-import type { EndpointsApi } from '../../pkg/cluster/kinds.ts';
-import { SERVICE_ENTRY_KIND } from '../../pkg/serviceentry/kind.ts';
-import { POD_KIND } from '../../pkg/autopath/kind.ts';
-import { parseFederations } from '../../pkg/config/config.ts';
-import { parseByteSize } from '../../pkg/flags/bytes.ts';
-import { kubeDnsFlags } from './flags.ts';
-import { VERSION } from '../../pkg/kubedns/version.ts';
+import { COREDNS_ONLY_FLAGS, runCorefile } from './coredns.ts';
 
-const { values: f, set } = parseOrExit(kubeDnsFlags, process.argv.slice(2), {
-  program: 'kube-dns',
-  usage: 'kube-dns [flags]: the Kubernetes cluster DNS server (DNS spec 1.1.0)',
-});
-
-function usageError(message: string): never {
-  process.stderr.write(`kube-dns: ${message}\nsee kube-dns --help\n`);
-  process.exit(2);
-}
-
-if (set.has('version') && f.version !== 'false') {
-  process.stdout.write(f.version === 'raw' ? `"${VERSION}"\n` : `Kube-DNS ${VERSION}\n`);
-  process.exit(0);
-}
-const log = createLogger('kube-dns');
-if (f['config-map'] && f['config-dir']) usageError('--config-map and --config-dir cannot be used together');
-let federations = new Map<string, string>();
-if (f.federations) {
-  try {
-    federations = parseFederations(f.federations);
-  } catch (err) {
-    usageError(`invalid value for --federations: ${(err as Error).message}`);
-  }
-}
-
-// --cluster-file wins when given; otherwise the Kubernetes API (kubeconfig, master URL or in-cluster).
-const source = f['cluster-file']
-  ? new FileSource(f['cluster-file'], { kinds: [...CLUSTER_KINDS.map((k) => k.kind), ...(f['service-entries'] ? [SERVICE_ENTRY_KIND] : []), ...(f.autopath ? [POD_KIND] : [])], log: log.child('file-source') })
-  : new KubernetesSource({
-      connection: { kubeconfig: f['kubecfg-file'] || undefined, masterUrl: f['kube-master-url'] || undefined },
-      watches: startingWatches({ endpointsApi: f['endpoints-api'] as EndpointsApi, configMap: f['config-map'], configMapNamespace: f['config-map-namespace'] }),
-      silentWatchMs: f['silent-watch-timeout'],
-      log: log.child('kubernetes-source'),
-    });
-
-const domain = f.domain.toLowerCase().replace(/\.$/, '');
-const kubeDns = new KubeDns({
-  domain,
-  ttl: f.ttl,
-  podRecords: f['pod-records'] as 'insecure' | 'disabled',
-  dnsBindAddress: f['dns-bind-address'],
-  dnsPort: f['dns-port'],
-  httpBindAddress: f['http-bind-address'],
-  healthzPort: f['healthz-port'],
-  prometheusPort: process.env.PROMETHEUS_PORT ? Number(process.env.PROMETHEUS_PORT) : null,
-  nameservers: f.nameservers,
-  resolvConf: f['resolv-conf'],
-  configDir: f['config-dir'],
-  configPeriodMs: f['config-period'],
-  configMap: f['config-map'],
-  configMapNamespace: f['config-map-namespace'],
-  federations,
-  initialSyncTimeoutMs: f['initial-sync-timeout'],
-  source,
-  answerCacheBytes: parseByteSize(f['cache-bytes'])!,
-  roundRobin: f['round-robin'],
-  workers: parseWorkers(f.workers)!, // checked by the flag's validator
-  serviceEntries: f['service-entries'],
-  autopath: f.autopath,
-  version: VERSION,
-});
-await kubeDns.start().catch((err: Error) => {
-  log.error('cannot start', { err: err.message });
-  process.exit(1);
-});
-
-// SIGTERM: /readiness 503 and still answering for --lameduck, then stop accepting, let in-flight
-// queries finish, exit 0.
-stopOnSignals(log, { lameDuckMs: f.lameduck, lameDuck: () => kubeDns.lameDuck(), stop: () => kubeDns.stop() });
+const argv = process.argv.slice(2);
+const flagName = (a: string) => a.replace(/^--?/, '').split('=')[0];
+if (argv.some((a) => a.startsWith('-') && COREDNS_ONLY_FLAGS.includes(flagName(a)))) await runCorefile(argv);
+else await import('./kube-dns.ts');

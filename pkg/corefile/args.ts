@@ -26,6 +26,6 @@ export function wholeNumber(d: Directive, text: string, what: string, min: numbe
 /** A Go duration (`5s`, `1m30s`) in ms, at least `minMs`. */
 export function duration(d: Directive, text: string, what: string, minMs = 0): number {
   const ms = parseDuration(text);
-  if (ms === undefined || ms < minMs) throw invalid(d, `${what} must be a duration${minMs > 0 ? ' above 0' : ''} (5s, 1m), not ${JSON.stringify(text)}`);
+  if (ms === undefined || ms < minMs) throw invalid(d, `${what} must be a duration${minMs > 1 ? ` of at least ${minMs / 1000}s` : minMs > 0 ? ' above 0' : ''} (5s, 1m), not ${JSON.stringify(text)}`);
   return ms;
 }

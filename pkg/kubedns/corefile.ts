@@ -70,8 +70,9 @@ export interface KubeDnsCorefileContext {
   resolvServers?: (path: string) => Upstream[];
 }
 
-/** CoreDNS's reload interval when none is written. */
+/** CoreDNS's reload interval when none is written, and the least it takes. */
 const RELOAD_DEFAULT_MS = 30_000;
+const RELOAD_MIN_MS = 2000;
 const REVERSE_ZONES = ['in-addr.arpa', 'ip6.arpa'];
 
 /** kube-dns's plugins, in CoreDNS's order; `whole` takes the process-wide ones. */
@@ -80,7 +81,7 @@ function plugins(whole: KubeDnsCorefile, ctx: KubeDnsCorefileContext): Plugin<Bl
   return [
     use('reload', (d) => {
       if (d.args.length > 2 || d.block !== null) throw unserved(d, 'a reload jitter or block');
-      whole.reloadMs = d.args.length > 0 ? duration(d, d.args[0], 'the interval', 2000) : RELOAD_DEFAULT_MS;
+      whole.reloadMs = d.args.length > 0 ? duration(d, d.args[0], 'the interval', RELOAD_MIN_MS) : RELOAD_DEFAULT_MS;
     }),
     use('bind', (d, b) => b.bind.push(...bindAddresses(d))),
     use('ready', (d) => (noBlock(d), (whole.ready = endpointAddress(d, whole.ready, ':8181')))),
@@ -103,12 +104,17 @@ function noBlock(d: Directive): void {
   if (d.block !== null) throw unserved(d, `a ${d.name} block`);
 }
 
-/** What `blocks` make of kube-dns; throws CorefileError at the first line it cannot serve. */
-export function kubeDnsCorefile(blocks: readonly ServerBlock[], ctx: KubeDnsCorefileContext): KubeDnsCorefile {
-  const whole: KubeDnsCorefile = {
-    domain: '', ttl: 0, pods: 'disabled', kubeconfig: null, endpoint: null, port: ctx.defaultPort, bind: null, upstreams: [], forceTcp: false, maxConcurrent: null,
+/** A plan before any block: nothing served. */
+function unplanned(port: number): KubeDnsCorefile {
+  return {
+    domain: '', ttl: 0, pods: 'disabled', kubeconfig: null, endpoint: null, port, bind: null, upstreams: [], forceTcp: false, maxConcurrent: null,
     stubDomains: new Map(), cache: null, loop: false, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
   };
+}
+
+/** What `blocks` make of kube-dns; throws CorefileError at the first line it cannot serve. */
+export function kubeDnsCorefile(blocks: readonly ServerBlock[], ctx: KubeDnsCorefileContext): KubeDnsCorefile {
+  const whole = unplanned(ctx.defaultPort);
   const planned = planBlocks(blocks, {
     program: 'kube-dns',
     plugins: plugins(whole, ctx),
@@ -167,3 +173,6 @@ function stubBlock(whole: KubeDnsCorefile, b: Block): void {
   if (b.forward.forceTcp || b.forward.maxConcurrent !== null) throw unserved(b, `forward options in the stub block of ${b.zone}`);
   whole.stubDomains.set(b.zone, b.forward.upstreams.map(formatUpstream));
 }
+
+/** The plugins kube-dns serves from a Corefile, in CoreDNS's order (`kube-dns -plugins`). */
+export const KUBE_DNS_COREFILE_PLUGINS: readonly string[] = plugins(unplanned(53), { defaultPort: 53 }).map((p) => p.name);

@@ -1,4 +1,5 @@
-// kube-dns's HTTP endpoints: /readiness, /healthz, /cache, /metrics.
+// kube-dns's HTTP endpoints: /readiness, /healthz, /cache, /metrics; and CoreDNS's /health and /ready,
+// which the coredns Deployment's probes ask (kube-dns given -conf).
 // Plain node:http, bound by pkg/httpserver (why no framework: its README).
 
 import { createServer } from 'node:http';
@@ -33,6 +34,13 @@ const routes: Record<string, Route> = {
         ? { status: 200, type: 'text/plain', body: 'ok\n' }
         : { status: 503, type: 'text/plain', body: 'waiting for the first sync of cluster objects\n' },
   '/healthz': async () => ({ status: 200, type: 'text/plain', body: 'ok\n' }),
+  // CoreDNS's health: OK while the process runs, through the lame duck too (a liveness probe).
+  '/health': async () => ({ status: 200, type: 'text/plain', body: 'OK' }),
+  // CoreDNS's ready, as /readiness: ready once the cluster is read, not from SIGTERM on.
+  '/ready': async (s) => {
+    const r = await routes['/readiness'](s);
+    return r.status === 200 ? { status: 200, type: 'text/plain', body: 'OK' } : r;
+  },
   '/cache': async (s) => ({ status: 200, type: 'application/json', body: JSON.stringify(s.cache(), null, '\t') }),
   '/metrics': async (s) => ({ status: 200, type: s.metrics.contentType, body: await s.metrics.render() }),
 };

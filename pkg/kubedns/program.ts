@@ -26,6 +26,8 @@ import { registerKubernetesSourceMetrics } from '../source/kubernetes-metrics.ts
 import { Zone } from '../zone/zone.ts';
 import type { PodRecordsMode } from '../zone/zone.ts';
 import { cacheJSON } from '../zone/cache-json.ts';
+import type { CachePolicy } from '../dnscache/cache.ts';
+import { LoopDetector } from '../dnscache/loop.ts';
 import { Forwarder } from '../forward/forward.ts';
 import { ConfigDirWatcher, ConfigMapSync, FixedConfig } from '../config/config.ts';
 import type { ConfigSync, KubeDnsConfig } from '../config/config.ts';
@@ -79,6 +81,24 @@ export interface KubeDnsOptions {
   /** --autopath: answer a pod's whole search walk at its first query (watches Pods). */
   autopath?: boolean;
   version: string;
+  /** Where the configuration comes from instead of --config-dir, --config-map or the defaults (a Corefile's blocks). */
+  configSync?: ConfigSync;
+  /** The HTTP endpoints' addresses instead of --http-bind-address with --healthz-port and PROMETHEUS_PORT (a Corefile's health, ready, prometheus). */
+  httpListeners?: { host: string; port: number }[];
+  /** How names outside the cluster are forwarded (a Corefile's forward, cache, loop); absent: as kube-dns's flags say. */
+  forwarding?: ForwardingOptions;
+}
+
+export interface ForwardingOptions {
+  forceTcp: boolean;
+  /** Queries in flight upstream at most; null: the forwarder's own cap. */
+  maxInFlight: number | null;
+  /** Forwarded replies kept under this policy; null: none kept. */
+  cache: CachePolicy | null;
+  /** Answers kept at most (the cache's capacities); null: only --cache-bytes bounds them. */
+  cacheEntries: number | null;
+  /** Probe the upstreams for a loop back to us; one that loops is taken off the route. */
+  loopDetect: boolean;
 }
 
 /** What the metrics read (KubeDnsState), and where the configuration comes from. */
@@ -92,6 +112,7 @@ export class KubeDns {
   private readonly metrics: KubeDnsMetrics;
   private readonly zone: Zone;
   private readonly forwarder: Forwarder;
+  private readonly loop: LoopDetector | undefined;
   private readonly store: ClusterStore;
   private readonly configSync: ConfigSync;
   private readonly server: DnsServer;
@@ -109,7 +130,9 @@ export class KubeDns {
     this.log = createLogger('kube-dns');
     this.metrics = createKubeDnsMetrics();
     this.zone = new Zone({ domain: o.domain, ttl: o.ttl, podRecords: o.podRecords });
-    this.forwarder = new Forwarder({ log: this.log.child('forward') });
+    const fw = o.forwarding;
+    this.forwarder = new Forwarder({ log: this.log.child('forward'), forceTcp: fw?.forceTcp, maxInFlight: fw?.maxInFlight ?? undefined });
+    this.loop = fw?.loopDetect ? new LoopDetector(this.forwarder, this.log.child('loop')) : undefined;
     this.configSync = this.makeConfigSync();
     this.config = this.configSync.current();
     const serviceEntries = o.serviceEntries ? new ServiceEntryNames() : null;
@@ -141,12 +164,14 @@ export class KubeDns {
       log: this.log.child('resolver'),
       serviceEntries,
       autopath: pods && { index: pods, counted: registerAutopathMetrics(this.metrics.registry, pods), silence: new UpstreamSilence() },
+      forwardCache: fw?.cache ?? undefined,
+      loop: this.loop,
     });
     if (serviceEntries !== null) this.metrics.setServiceEntryReader(() => serviceEntries.counts());
     this.workers = resolveWorkers(o.workers ?? 1, kubeDnsThreadBudget(o.answerCacheBytes));
     const workers = this.workers.workers;
     // --workers: every thread an answer cache of --cache-bytes, this one's among them (kubeDnsThreadBudget).
-    const answers = new AnswerCache({ maxBytes: o.answerCacheBytes });
+    const answers = new AnswerCache({ maxBytes: o.answerCacheBytes, maxEntries: fw?.cacheEntries ?? undefined });
     this.metrics.setAnswerCacheReader(() => answers);
     this.server = new DnsServer({ handler: resolver.handle, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, answerCache: answers, roundRobin: o.roundRobin, reusePort: workers > 1, maxTcpConnections: tcpConnectionsShare(workers) });
     this.handler = resolver.handle;
@@ -191,9 +216,13 @@ export class KubeDns {
     const bound = await this.server.listen();
     await this.startThreads(bound);
     this.log.info('DNS listening', { address: bound.address, port: bound.port, domain: o.domain, threads: this.workers.workers, threadsBy: this.workers.why });
-    const httpPort = await this.serveHttp(o.healthzPort);
-    this.log.info('HTTP listening', { address: o.httpBindAddress, port: httpPort, paths: '/readiness,/healthz,/cache,/metrics' });
-    if (o.prometheusPort) this.log.info('HTTP listening', { address: o.httpBindAddress, port: await this.serveHttp(o.prometheusPort), from: 'PROMETHEUS_PORT' });
+    const listeners = o.httpListeners ?? [{ host: o.httpBindAddress, port: o.healthzPort }, ...(o.prometheusPort ? [{ host: o.httpBindAddress, port: o.prometheusPort }] : [])];
+    let httpPort = 0;
+    for (const l of listeners) {
+      const port = await this.serveHttp(l.host, l.port);
+      httpPort ||= port;
+      this.log.info('HTTP listening', { address: l.host, port, paths: '/readiness,/healthz,/health,/ready,/cache,/metrics' });
+    }
     this.log.info('reading cluster objects', { source: o.source.describe() });
     await o.source.start(this.store);
     // A slow first sync never kills the process (the original's "Timeout waiting for initialization"
@@ -246,6 +275,7 @@ export class KubeDns {
   /** --config-dir (the mounted ConfigMap), else --config-map (through the API), else the defaults. */
   private makeConfigSync(): ConfigSync {
     const o = this.o;
+    if (o.configSync) return o.configSync;
     if (o.configDir) return new ConfigDirWatcher(o.configDir, o.configPeriodMs, this.log.child('config'));
     if (o.configMap) return new ConfigMapSync(o.configMapNamespace, o.configMap, this.log.child('config'));
     return new FixedConfig(o.nameservers.length > 0 ? '--nameservers' : 'defaults');
@@ -266,7 +296,9 @@ export class KubeDns {
     }
     if (this.federations().size > 0) this.o.source.watch?.(NODE_WATCH);
     const { nameservers: flagNameservers, resolvConf } = this.o;
-    applyUpstreams(this.forwarder, next, { flagNameservers, resolvConf, zone: this.zone, log: this.log }).catch((err) => this.log.error('applying upstreams failed', { err }));
+    applyUpstreams(this.forwarder, next, { flagNameservers, resolvConf, zone: this.zone, log: this.log })
+      .then((upstreams) => this.loop?.probe(upstreams))
+      .catch((err) => this.log.error('applying upstreams failed', { err }));
   }
 
   private servicesChanged(keys: ReadonlySet<string>): void {
@@ -293,9 +325,9 @@ export class KubeDns {
     };
   }
 
-  private async serveHttp(port: number): Promise<number> {
+  private async serveHttp(host: string, port: number): Promise<number> {
     const http = createHttpEndpoints({ isSynced: () => this.store.hasSynced, isLameDuck: () => this.lameDucking, cache: () => cacheJSON(this.zone.root, this.zone.domain, this.zone.ttl), metrics: { contentType: this.metrics.registry.contentType, render: () => this.metrics.render() } });
     this.http.push(http);
-    return http.listen(this.o.httpBindAddress, port);
+    return http.listen(host, port);
   }
 }

@@ -10,6 +10,9 @@ import { ipFromReverseName } from '../cluster/ip.ts';
 import { ZONE_WIDE } from '../zone/zone.ts';
 import type { LookupResult, Zone } from '../zone/zone.ts';
 import { ForwardError } from '../forward/forward.ts';
+import { prepareForCache } from '../dnscache/cache.ts';
+import type { CachePolicy } from '../dnscache/cache.ts';
+import type { LoopDetector } from '../dnscache/loop.ts';
 import type { Forwarder } from '../forward/forward.ts';
 import type { Logger } from '../log/log.ts';
 import type { NodeTopology } from '../cluster/model.ts';
@@ -55,6 +58,13 @@ export interface ResolverOptions {
   serviceEntries?: ServiceEntryNames | null;
   /** --autopath: pod addresses and the outcome counter; null when off. */
   autopath?: Autopath | null;
+  /**
+   * A Corefile's `cache`: forwarded replies kept under this policy (their TTLs clamped to it); absent:
+   * none kept (the pod's cache in front keeps them).
+   */
+  forwardCache?: CachePolicy;
+  /** A Corefile's `loop`: our own loop probes coming back are dropped unanswered. */
+  loop?: LoopDetector;
 }
 
 const REVERSE_SUFFIXES = ['.in-addr.arpa', '.ip6.arpa'];
@@ -79,8 +89,9 @@ export class Resolver {
     this.o = opts;
   }
 
-  readonly handle = (q: Query): Answer | Promise<Answer> => {
+  readonly handle = (q: Query): Answer | null | Promise<Answer> => {
     const { type, class: qclass } = q.question;
+    if (this.o.loop?.caught(q.qname, type, qclass)) return null;
     if (qclass === Class.CH) return this.chaos(q);
     if (qclass !== Class.IN && qclass !== Class.ANY) return this.refuse();
     if (type === Type.AXFR || type === Type.IXFR) return this.refuse();
@@ -282,7 +293,8 @@ export class Resolver {
     const request = { ...q.message, questions: [q.question], answers: [], authorities: [], additionals: [] };
     try {
       const wire = await this.o.forwarder.forward(encodeMessage(request).bytes, q.qname);
-      return { wire, cacheable: false, tag };
+      const ttl = this.o.forwardCache === undefined ? 0 : prepareForCache(wire, this.o.forwardCache);
+      return ttl > 0 ? { wire, cacheable: true, ttl, tag } : { wire, cacheable: false, tag };
     } catch (err) {
       // The original wrote nothing here and left clients to time out; SERVFAIL lets them move on at once.
       this.o.log.debug(1, 'forwarding failed', { name: q.qname, err });

@@ -20,7 +20,7 @@ export interface UpstreamSources {
   log: Logger;
 }
 
-export async function applyUpstreams(forwarder: Forwarder, config: KubeDnsConfig, src: UpstreamSources): Promise<void> {
+export async function applyUpstreams(forwarder: Forwarder, config: KubeDnsConfig, src: UpstreamSources): Promise<Upstream[]> {
   let upstreams: Upstream[];
   let from: string;
   if (config.upstreamNameservers.length > 0) {
@@ -50,6 +50,7 @@ export async function applyUpstreams(forwarder: Forwarder, config: KubeDnsConfig
     upstreams: upstreams.map((u) => `${u.host}:${u.port}`).join(','),
     stubDomains: [...stubs.keys()].join(',') || undefined,
   });
+  return upstreams;
 }
 
 /** A stub server may be a name: cluster names resolve in our own zone, others through the system resolver. */

@@ -8,11 +8,11 @@ import { AnswerCache } from '../dns/answer-cache.ts';
 import { DnsServer } from '../dns/server.ts';
 import type { Handler } from '../dns/server.ts';
 import { ANSWER_KINDS, CachingHandler } from '../dnscache/handler.ts';
-import type { CachePolicy } from '../dnscache/cache.ts';
 import { LoopDetector } from '../dnscache/loop.ts';
 import { Forwarder } from '../forward/forward.ts';
 import type { Logger } from '../log/log.ts';
-import type { CachePlan, NodeCachePlan, ZonePlan } from './plan.ts';
+import { cachePolicy } from '../corefile/plugins/cache.ts';
+import type { NodeCachePlan, ZonePlan } from './plan.ts';
 import type { RequestMetrics } from './request-metrics.ts';
 
 /** What the shared cache may take in memory, whatever the zones' capacities allow. */
@@ -23,11 +23,6 @@ export interface ServedZone {
   forwarder: Forwarder;
   handler: CachingHandler;
   loop: LoopDetector | undefined;
-}
-
-function policyOf(c: CachePlan | null): CachePolicy {
-  if (c === null) return { size: 0, noNegcache: true, negTtl: 0, minCacheTtl: 0, maxCacheTtl: 0, maxNegTtl: 0, staleS: 0 };
-  return { size: c.successCapacity + c.denialCapacity, noNegcache: c.denialTtl === 0, negTtl: c.denialTtl, minCacheTtl: 0, maxCacheTtl: c.successTtl, maxNegTtl: c.denialTtl, staleS: c.staleS };
 }
 
 /** Whether `qname` (lowercase, no trailing dot) is `zone` or below it; '' holds every name. */
@@ -59,7 +54,7 @@ export class ZoneEngine {
       const forwarder = new Forwarder({ forceTcp: z.forceTcp, maxInFlight: z.maxConcurrent ?? undefined, log: zlog.child('forward') });
       forwarder.setUpstreams(z.upstreams);
       const loop = z.loopDetect ? new LoopDetector(forwarder, zlog.child('loop')) : undefined;
-      const handler = new CachingHandler({ cache: this.cache, policy: policyOf(z.cache), forwarder, log: zlog, logQueries: z.logQueries, loop, tagBase: i * ANSWER_KINDS });
+      const handler = new CachingHandler({ cache: this.cache, policy: cachePolicy(z.cache), forwarder, log: zlog, logQueries: z.logQueries, loop, tagBase: i * ANSWER_KINDS });
       return { plan: z, forwarder, handler, loop };
     });
     const listeners = new Map<string, { address: string; port: number; zones: ServedZone[] }>();

@@ -6,6 +6,7 @@
 import { normalizeDomain } from '../../config/config.ts';
 import { duration, invalid, unserved, wholeNumber, written } from '../args.ts';
 import type { Directive } from '../read.ts';
+import type { CachePolicy } from '../../dnscache/cache.ts';
 
 /** CoreDNS's cache defaults: 9984 entries each for answers and denials, TTLs capped at an hour (denials 30 min). */
 export const CACHE_CAPACITY = 9984;
@@ -45,4 +46,10 @@ export function cacheOptions(d: Directive): CacheOptions {
     }
   }
   return c;
+}
+
+/** dnscache's policy for `c` (null: nothing kept): TTLs capped as written, denials kept no longer than their cap. */
+export function cachePolicy(c: CacheOptions | null): CachePolicy {
+  if (c === null) return { size: 0, noNegcache: true, negTtl: 0, minCacheTtl: 0, maxCacheTtl: 0, maxNegTtl: 0, staleS: 0 };
+  return { size: c.successCapacity + c.denialCapacity, noNegcache: c.denialTtl === 0, negTtl: c.denialTtl, minCacheTtl: 0, maxCacheTtl: c.successTtl, maxNegTtl: c.denialTtl, staleS: c.staleS };
 }

@@ -1,0 +1,65 @@
+// kube-dns given CoreDNS's command line (the coredns Deployment's `-conf /etc/coredns/Corefile`):
+// CoreDNS's flags → the Corefile planned (pkg/kubedns) → kube-dns. Nothing else lives here.
+
+import { rmSync, writeFileSync } from 'node:fs';
+import { arch, platform } from 'node:os';
+import { CorefileError } from '../../pkg/corefile/errors.ts';
+import { defineFlags, parseOrExit } from '../../pkg/flags/flags.ts';
+import { KUBE_DNS_COREFILE_PLUGINS } from '../../pkg/kubedns/corefile.ts';
+import { corefileKubeDnsOptions } from '../../pkg/kubedns/corefile-options.ts';
+import { CorefileSync, planCorefileAt } from '../../pkg/kubedns/corefile-sync.ts';
+import { KubeDns } from '../../pkg/kubedns/program.ts';
+import { VERSION } from '../../pkg/kubedns/version.ts';
+import { createLogger } from '../../pkg/log/log.ts';
+import { stopOnSignals } from '../../pkg/signals/shutdown.ts';
+import { apiSource } from './source.ts';
+
+export const corednsFlags = defineFlags({
+  conf: { type: 'string', default: 'Corefile', help: "CoreDNS's: the Corefile to serve" },
+  'dns.port': { type: 'int', default: 53, help: "CoreDNS's: the port of a server block that names none", validate: (v) => (v >= 0 && v <= 65535 ? undefined : 'must be 0-65535') },
+  pidfile: { type: 'string', default: '', help: "CoreDNS's: write the pid here" },
+  quiet: { type: 'bool', default: false, help: "CoreDNS's: no start-up banner" },
+  version: { type: 'bool', default: false, help: "CoreDNS's: print the version and exit" },
+  plugins: { type: 'bool', default: false, help: "CoreDNS's: list the plugins served and exit" },
+});
+
+/** CoreDNS's flags, as distinct from kube-dns's own (`-version` alone is kube-dns's). */
+export const COREDNS_ONLY_FLAGS = ['conf', 'dns.port', 'pidfile', 'quiet', 'plugins'];
+
+export async function runCorefile(argv: readonly string[]): Promise<void> {
+  const { values: f } = parseOrExit(corednsFlags, argv, { program: 'kube-dns', usage: 'kube-dns -conf Corefile [flags]: serve a Corefile, as CoreDNS would' });
+  if (f.version) {
+    process.stdout.write(`kube-dns-ts-${VERSION}\n${platform()}/${arch() === 'x64' ? 'amd64' : arch()}, node ${process.version}\n`);
+    process.exit(0);
+  }
+  if (f.plugins) {
+    process.stdout.write(`Server types:\n  dns\n\nOther plugins:\n${KUBE_DNS_COREFILE_PLUGINS.map((p) => `  dns.${p}\n`).join('')}`);
+    process.exit(0);
+  }
+  const log = createLogger('kube-dns');
+  const ctx = { defaultPort: f['dns.port'] };
+  let plan;
+  try {
+    plan = planCorefileAt(f.conf, ctx, log);
+  } catch (err) {
+    log.error('cannot serve the Corefile', { path: f.conf, problem: err instanceof CorefileError ? err.message : (err as Error).message });
+    process.exit(1);
+  }
+  const source = apiSource({ kubeconfig: plan.kubeconfig ?? '', masterUrl: plan.endpoint ?? '', endpointsApi: 'endpointslices', configMap: '', configMapNamespace: 'kube-system', silentWatchMs: 300_000 }, log);
+  const kubeDns = new KubeDns({ ...corefileKubeDnsOptions(plan, new CorefileSync(f.conf, plan, ctx, log.child('corefile'))), source, version: VERSION });
+  await kubeDns.start().catch((err: Error) => {
+    log.error('cannot start', { err: err.message });
+    process.exit(1);
+  });
+  if (f.pidfile !== '') writeFileSync(f.pidfile, `${process.pid}\n`);
+  if (!f.quiet) process.stdout.write(`${plan.bind ?? ''}.:${plan.port}\nkube-dns-ts-${VERSION}\n`);
+  // SIGTERM: /ready 503 and still answering for health's lameduck, then stop and exit 0 (CoreDNS's health { lameduck }).
+  stopOnSignals(log, {
+    lameDuckMs: plan.health?.lameDuckMs ?? 0,
+    lameDuck: () => kubeDns.lameDuck(),
+    stop: async () => {
+      await kubeDns.stop();
+      if (f.pidfile !== '') rmSync(f.pidfile, { force: true });
+    },
+  });
+}

@@ -1,0 +1,52 @@
+// A planned Corefile as kube-dns's options: what `kube-dns -conf FILE` runs with instead of its flags.
+// The cluster's source (the Corefile's kubeconfig or endpoint, else the in-cluster service account) is
+// the caller's to make.
+
+import { cachePolicy } from '../corefile/plugins/cache.ts';
+import type { KubeDnsCorefile } from './corefile.ts';
+import type { KubeDnsOptions } from './program.ts';
+
+/** kube-dns's own answer cache budget (its --cache-bytes default). */
+const ANSWER_CACHE_BYTES = 16 * 1024 * 1024;
+
+/** `host:port` as CoreDNS writes an endpoint (`:8080`: every address) → where to listen. */
+export function listenAddress(address: string): { host: string; port: number } {
+  const i = address.lastIndexOf(':');
+  const host = address.slice(0, i).replace(/^\[(.*)\]$/, '$1');
+  return { host: host === '' ? '0.0.0.0' : host, port: Number(address.slice(i + 1)) };
+}
+
+/** kube-dns's options for `k`, its source aside; `configSync` carries the routes and their reloads. */
+export function corefileKubeDnsOptions(k: KubeDnsCorefile, configSync: KubeDnsOptions['configSync']): Omit<KubeDnsOptions, 'source' | 'version'> {
+  const endpoints = [...new Set([k.health?.address, k.ready, k.metrics].filter((a): a is string => a !== null && a !== undefined))];
+  return {
+    domain: k.domain,
+    ttl: k.ttl,
+    podRecords: k.pods,
+    dnsBindAddress: k.bind ?? '0.0.0.0',
+    dnsPort: k.port,
+    httpBindAddress: '0.0.0.0',
+    healthzPort: 0,
+    prometheusPort: null,
+    httpListeners: endpoints.map(listenAddress),
+    nameservers: [],
+    // The Corefile's forward is the only way out: without one, names outside the cluster fail (SERVFAIL), as in CoreDNS.
+    resolvConf: '/dev/null',
+    configDir: '',
+    configPeriodMs: 0,
+    configMap: '',
+    configMapNamespace: '',
+    initialSyncTimeoutMs: 60_000,
+    answerCacheBytes: ANSWER_CACHE_BYTES,
+    roundRobin: k.roundRobin,
+    workers: 0,
+    configSync,
+    forwarding: {
+      forceTcp: k.forceTcp,
+      maxInFlight: k.maxConcurrent,
+      cache: k.cache === null ? null : cachePolicy(k.cache),
+      cacheEntries: k.cache === null ? null : k.cache.successCapacity + k.cache.denialCapacity,
+      loopDetect: k.loop,
+    },
+  };
+}

@@ -1,0 +1,92 @@
+// kube-dns's configuration from a Corefile (CoreDNS's -conf): the root's forward as the upstreams and
+// other zones' forward blocks as stub domains, read again every `reload` interval. A Corefile that no
+// longer reads, or that changes what only a start applies (the cluster zone, ports, endpoints, the
+// plugins in force), is not applied: the running one serves on, the problem is logged and counted
+// (CoreDNS instead reloads into a crash loop on every replica: coredns#2339).
+
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { ConfigChangeHandler, ConfigSync } from '../config/sync.ts';
+import type { KubeDnsConfig } from '../config/config.ts';
+import { readCorefile } from '../corefile/read.ts';
+import type { Logger } from '../log/log.ts';
+import { kubeDnsCorefile } from './corefile.ts';
+import type { KubeDnsCorefile, KubeDnsCorefileContext } from './corefile.ts';
+
+/** What a reload applies: the routes. Everything else of a plan takes a start. */
+export function corefileConfig(k: KubeDnsCorefile): KubeDnsConfig {
+  return { stubDomains: new Map(k.stubDomains), upstreamNameservers: [...k.upstreams], federations: new Map() };
+}
+
+/** The plan without what a reload applies, to tell what changed. */
+function startOnly(k: KubeDnsCorefile): string {
+  return JSON.stringify({ ...k, upstreams: undefined, stubDomains: undefined });
+}
+
+/** Reads the Corefile at `path` and plans it (imports relative to its folder; a glob matching nothing is logged). */
+export function planCorefileAt(path: string, ctx: KubeDnsCorefileContext, log: Logger): KubeDnsCorefile {
+  return kubeDnsCorefile(readCorefile(path, { warn: (problem) => log.warn('Corefile import', { problem }) }), ctx);
+}
+
+export class CorefileSync implements ConfigSync {
+  invalidUpdates = 0;
+  private running: KubeDnsCorefile;
+  private text: string;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly path: string;
+  private readonly ctx: KubeDnsCorefileContext;
+  private readonly log: Logger;
+
+  /** `started`: the plan the process started with, read from `path`. */
+  constructor(path: string, started: KubeDnsCorefile, ctx: KubeDnsCorefileContext, log: Logger) {
+    this.path = path;
+    this.running = started;
+    this.text = readFileSync(path, 'utf8');
+    this.ctx = ctx;
+    this.log = log;
+  }
+
+  start(onChange: ConfigChangeHandler): void {
+    if (this.running.reloadMs === null) return;
+    this.timer = setInterval(() => this.check(onChange), this.running.reloadMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  current(): KubeDnsConfig {
+    return corefileConfig(this.running);
+  }
+
+  describe(): string {
+    return `Corefile ${this.path}`;
+  }
+
+  /** Reads the Corefile again; a changed one is applied when it plans and differs only in its routes. */
+  private check(onChange: ConfigChangeHandler): void {
+    let text: string;
+    try {
+      text = readFileSync(this.path, 'utf8');
+    } catch (err) {
+      return this.refuse(`cannot read it: ${(err as Error).message}`);
+    }
+    if (text === this.text) return;
+    this.text = text;
+    let next: KubeDnsCorefile;
+    try {
+      next = planCorefileAt(this.path, this.ctx, this.log);
+    } catch (err) {
+      return this.refuse((err as Error).message);
+    }
+    if (startOnly(next) !== startOnly(this.running)) return this.refuse('it changes more than forward upstreams and stub blocks, which takes a restart (kubectl rollout restart)');
+    this.running = next;
+    onChange(this.current(), createHash('sha256').update(text).digest('hex').slice(0, 12));
+  }
+
+  private refuse(problem: string): void {
+    this.invalidUpdates++;
+    this.log.error('Corefile not reloaded: the running one serves on', { path: this.path, problem });
+  }
+}

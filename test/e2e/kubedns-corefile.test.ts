@@ -1,0 +1,134 @@
+// kube-dns given CoreDNS's command line and kubeadm's Corefile (issue 25), on a real API server: the
+// coredns Deployment's `-conf` with kubeadm's Corefile, its addresses moved to free loopback ports,
+// its `forward` to a local dnsmasq instead of the node's resolv.conf, a `kubeconfig` line (the
+// Deployment's in-cluster account has no file here) and `reload 2s`. What a client and a kubelet see:
+// the cluster's names (ttl 30, pods insecure), addresses outside the cluster handed on (fallthrough),
+// names outside it forwarded and kept 30 s (`cache 30`), /health, /ready (503 in the lame duck while
+// DNS still answers), /metrics; the Corefile edited: a new upstream applied, a broken line refused
+// with the running one serving on.
+
+import t from 'tap';
+import type { Test } from 'tap';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startCluster } from './harness/cluster.ts';
+import { e2eCanRun } from './harness/gate.ts';
+import { kubeadmCorefile } from './harness/manifests.ts';
+import { answers, dig } from '../helpers/dig.ts';
+import { startDnsmasq } from '../helpers/dnsmasq.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { freePort } from '../helpers/ports.ts';
+import { repoRoot, startCommand } from '../helpers/process.ts';
+import type { Program } from '../helpers/process.ts';
+
+const WAIT = 20_000;
+
+interface Ports {
+  dns: number;
+  health: number;
+  ready: number;
+  metrics: number;
+}
+
+/** kubeadm's Corefile on loopback ports, forwarding to `upstream`, reading the API with `kubeconfig`, reloaded every 2 s (CoreDNS's least). */
+function corefile(p: Ports, upstream: number, kubeconfig: string, extra = ''): string {
+  const text = kubeadmCorefile()
+    .replace('.:53 {', `.:${p.dns} {\n    bind 127.0.0.1${extra}`)
+    .replace('health {', `health 127.0.0.1:${p.health} {`)
+    .replace('lameduck 5s', 'lameduck 2s')
+    .replace(/^(\s*)ready$/m, `$1ready 127.0.0.1:${p.ready}`)
+    .replace('prometheus :9153', `prometheus 127.0.0.1:${p.metrics}`)
+    .replace('forward . /etc/resolv.conf {', `forward . 127.0.0.1:${upstream} {`)
+    .replace('ttl 30', `ttl 30\n       kubeconfig ${kubeconfig}`)
+    .replace(/^(\s*)reload$/m, '$1reload 2s');
+  if (text === kubeadmCorefile()) throw new Error('kubeadm Corefile not rewritten');
+  return text;
+}
+
+async function get(port: number, path: string): Promise<{ status: number; body: string }> {
+  const r = await fetch(`http://127.0.0.1:${port}${path}`);
+  return { status: r.status, body: await r.text() };
+}
+
+function startCoreMode(t: Test, conf: string): Program {
+  return startCommand(t, [process.execPath, `${repoRoot}cmd/kube-dns/main.ts`, '-conf', conf], {}, 'kube-dns');
+}
+
+t.test("kube-dns -conf with kubeadm's Corefile on a real API server", async (t) => {
+  if (!e2eCanRun(t)) return;
+  const cluster = await startCluster(t);
+  const dir = mkdtempSync(join(tmpdir(), 'kdt-corefile-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const upA = await startDnsmasq(t, ['192.0.2.7 www.example.org', '192.0.2.8 first.example.org'], ['--local-ttl=300']);
+  const upB = await startDnsmasq(t, ['192.0.2.9 second.example.org']);
+  await cluster.apply([
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'app' } },
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'app' }, spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } },
+  ]);
+  const web = (await cluster.request('GET', '/api/v1/namespaces/app/services/web')).body.spec.clusterIP as string;
+  const p: Ports = { dns: await freePort(), health: await freePort(), ready: await freePort(), metrics: await freePort() };
+  const conf = join(dir, 'Corefile');
+  writeFileSync(conf, corefile(p, upA.port, cluster.kubeconfig(cluster.kubeDnsToken)));
+  const kd = startCoreMode(t, conf);
+  await kd.waitFor(/initial sync done/, WAIT);
+
+  await t.test('the cluster: A with ttl 30, SRV, PTR of the ClusterIP, a pod record (pods insecure)', async (t) => {
+    const a = await dig(p.dns, 'web.app.svc.cluster.local');
+    t.same(answers(a), [web]);
+    t.equal(a.answer[0].ttl, 30, 'kubernetes { ttl 30 }');
+    // Priority 10 as kube-dns has always answered (CoreDNS: 0); clients order by it only against other records.
+    t.same(answers(await dig(p.dns, '_http._tcp.web.app.svc.cluster.local', 'SRV'), 'SRV'), ['10 100 80 web.app.svc.cluster.local.']);
+    t.same(answers(await dig(p.dns, '', 'PTR', ['-x', web]), 'PTR'), ['web.app.svc.cluster.local.']);
+    t.same(answers(await dig(p.dns, '10-1-2-3.app.pod.cluster.local')), ['10.1.2.3']);
+    t.equal((await dig(p.dns, 'nothing.app.svc.cluster.local')).status, 'NXDOMAIN');
+  });
+
+  await t.test('outside the cluster: forwarded, kept 30 s (cache 30); an address outside it falls through to the upstream', async (t) => {
+    const r = await dig(p.dns, 'www.example.org');
+    t.same(answers(r), ['192.0.2.7']);
+    t.ok(r.answer[0].ttl <= 30, `TTL ${r.answer[0].ttl}: capped by cache 30 (the upstream says 300)`);
+    t.same(answers(await dig(p.dns, '', 'PTR', ['-x', '192.0.2.7']), 'PTR'), ['www.example.org.'], 'fallthrough in-addr.arpa: the upstream answers');
+  });
+
+  await t.test('/health, /ready, /metrics where the Corefile puts them', async (t) => {
+    t.same(await get(p.health, '/health'), { status: 200, body: 'OK' });
+    t.same(await get(p.ready, '/ready'), { status: 200, body: 'OK' });
+    const m = await get(p.metrics, '/metrics');
+    t.equal(m.status, 200);
+    t.match(m.body, /kubedns_dns_responses_total/);
+  });
+
+  await t.test('an edited Corefile: a new upstream applied within reload; a broken line refused, the running one serving on', async (t) => {
+    writeFileSync(conf, corefile(p, upB.port, cluster.kubeconfig(cluster.kubeDnsToken)));
+    await eventually(async () => answers(await dig(p.dns, 'second.example.org')).join() === '192.0.2.9', 'second.example.org through the new upstream', WAIT);
+    writeFileSync(conf, corefile(p, upA.port, cluster.kubeconfig(cluster.kubeDnsToken), '\n    rewrite name a.example.org b.example.org'));
+    await kd.waitFor(/Corefile not reloaded: the running one serves on .*line 3: the plugin `rewrite` is not served by kube-dns/, WAIT);
+    t.same(answers(await dig(p.dns, 'web.app.svc.cluster.local')), [web], 'the cluster still answered');
+    t.same(answers(await dig(p.dns, 'first.example.org')), [], 'still the second upstream (which has no first.example.org): the broken edit was not applied');
+  });
+
+  await t.test('SIGTERM: /ready 503 and DNS answering through the lame duck (health { lameduck }), then exit 0', async (t) => {
+    kd.child.kill('SIGTERM');
+    await eventually(async () => (await get(p.ready, '/ready')).status === 503, '/ready 503 after SIGTERM', 1500);
+    t.same(answers(await dig(p.dns, 'web.app.svc.cluster.local')), [web], 'answered in the lame duck');
+    t.equal((await get(p.health, '/health')).status, 200, '/health stays OK (a liveness probe)');
+    t.equal(await kd.exited, 0);
+  });
+});
+
+t.test('kube-dns -conf: a line it does not serve is an error at start (exit 1, naming the line); -plugins, -version', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kdt-corefile-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const conf = join(dir, 'Corefile');
+  writeFileSync(conf, '.:53 {\n    kubernetes cluster.local\n    hosts {\n        fallthrough\n    }\n}\n');
+  const bad = startCoreMode(t, conf);
+  t.equal(await bad.exited, 1);
+  t.match(bad.output(), /Corefile line 3: the plugin `hosts` is not served by kube-dns/);
+  const plugins = startCommand(t, [process.execPath, `${repoRoot}cmd/kube-dns/main.ts`, '-plugins'], {}, 'kube-dns');
+  t.equal(await plugins.exited, 0);
+  t.match(plugins.output(), /dns\.kubernetes\n {2}dns\.loop\n {2}dns\.forward/);
+  const version = startCommand(t, [process.execPath, `${repoRoot}cmd/kube-dns/main.ts`, '-version', '-quiet'], {}, 'kube-dns');
+  t.equal(await version.exited, 0);
+  t.match(version.output(), /^kube-dns-ts-\d+\.\d+\.\d+\n/);
+});
