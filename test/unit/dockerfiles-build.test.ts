@@ -284,8 +284,8 @@ for (const [file, spec] of Object.entries(IMAGES)) {
       t.equal(tag!.split('/').pop()!.split(':')[0], bin, 'named after the bin');
     });
 
-    if (bin === 'dnsmasq-nanny') {
-      t.test('the node binary the entrypoint runs carries cap_net_bind_service; dnscache ships beside the nanny', async (t) => {
+    if (bin === 'dnsmasq-nanny' || bin === 'kube-dns') {
+      t.test('the node binary the entrypoint runs carries cap_net_bind_service (dnscache, and kube-dns given -conf, bind port 53)', async (t) => {
         const copyNode = runtime.instructions.map((ins, i) => (ins.op === 'COPY' ? copyParts(ins, workdirAt(runtime, i, '/')) : null)).find((c) => c?.targets.includes(DISTROLESS_NODE));
         t.ok(copyNode?.from, 'the entrypoint\'s node is replaced from a stage');
         const capStage = byName.get(copyNode!.from!)!;

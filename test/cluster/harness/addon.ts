@@ -1,7 +1,11 @@
 // The addon deployed as manifests/README.md tells users to (rbac.yaml, then kube-dns.yaml with only
-// the placeholders replaced), and pods to ask it from.
+// the placeholders replaced), or kubeadm's coredns Deployment with our image, and pods to ask it from.
 
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
 import { eventually } from '../../helpers/eventually.ts';
+import { repoRoot } from '../../helpers/process.ts';
 import { readManifest, README_VALUES } from '../../e2e/harness/manifests.ts';
 import type { KubeObject } from '../../e2e/harness/manifests.ts';
 import { CLIENT_IMAGE } from './cluster.ts';
@@ -149,4 +153,33 @@ export async function startClientPod(c: NodeCluster, namespace: string, name: st
 /** A command in a pod's container; resolves with stdout (rejects after `timeoutMs`, default a minute). */
 export function execIn(c: NodeCluster, namespace: string, pod: string, command: string[], timeoutMs?: number): Promise<string> {
   return c.kubectl(['-n', namespace, 'exec', pod, '--', ...command], timeoutMs);
+}
+
+/** kubeadm's Service kube-dns (the coredns Deployment's pods behind the cluster DNS address). */
+const KUBEADM_SERVICE: KubeObject = {
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name: 'kube-dns', namespace: 'kube-system', labels: { 'k8s-app': 'kube-dns', 'kubernetes.io/name': 'CoreDNS' } },
+  spec: {
+    selector: { 'k8s-app': 'kube-dns' },
+    clusterIP: README_VALUES.server,
+    ports: [{ name: 'dns', port: 53, protocol: 'UDP', targetPort: 53 }, { name: 'dns-tcp', port: 53, protocol: 'TCP', targetPort: 53 }, { name: 'metrics', port: 9153, protocol: 'TCP', targetPort: 9153 }],
+  },
+};
+
+/**
+ * kubeadm's CoreDNS objects (bench/coredns-kubeadm.yaml: ServiceAccount, ClusterRole and binding,
+ * ConfigMap with kubeadm's Corefile, Deployment) and its Service, with only the Deployment's image
+ * changed to `image`: `kubectl set image deployment/coredns coredns=<image>`. Waits for its replicas.
+ */
+export async function deployKubeadmCoreDns(c: NodeCluster, image: string): Promise<KubeObject> {
+  const objects = parseAllDocuments(readFileSync(join(repoRoot, 'bench/coredns-kubeadm.yaml'), 'utf8')).map((d) => d.toJS() as KubeObject);
+  const deployment = objects.find((o) => o.kind === 'Deployment')!;
+  deployment.spec.template.spec.containers[0].image = image;
+  await c.apply([...objects, KUBEADM_SERVICE]);
+  await waitFor('the coredns Deployment available', async () => {
+    const d = await c.request('GET', '/apis/apps/v1/namespaces/kube-system/deployments/coredns');
+    return d.status === 200 && d.body.status?.availableReplicas === deployment.spec.replicas;
+  }, 180_000, () => describe(c, 'kube-system'));
+  return deployment;
 }
