@@ -3,7 +3,7 @@
 export { Forwarder } from './forwarder.ts';
 export type { ForwarderOptions, ForwarderStats } from './forwarder.ts';
 export { serverKey } from './servers.ts';
-export type { ServerStats } from './servers.ts';
+export type { ReplyStats, ServerStats } from './servers.ts';
 export { ForwardError } from './errors.ts';
 export type { ForwardErrorCode } from './errors.ts';
 export { resolvConfNameservers, normalizeUpstream, formatUpstream } from './upstream.ts';

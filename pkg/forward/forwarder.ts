@@ -11,7 +11,7 @@ import type { Logger } from '../log/log.ts';
 import { ForwardError } from './errors.ts';
 import { Routes } from './routes.ts';
 import { ServerSet, serverKey } from './servers.ts';
-import type { ServerStats, UpstreamServer } from './servers.ts';
+import type { ReplyStats, ServerStats, UpstreamServer } from './servers.ts';
 import { tcpExchange } from './tcp.ts';
 import { UdpExchanger } from './udp.ts';
 import { TcpExchanger } from './tcp-pool.ts';
@@ -158,6 +158,11 @@ export class Forwarder {
     return out;
   }
 
+  /** Per configured address: tries, and replies by rcode with their durations (CoreDNS's forward metrics). */
+  replyStats(): ReplyStats[] {
+    return [...this.servers.values()].map((s) => ({ server: s, queries: s.queries, replies: s.replies }));
+  }
+
   /** Queries currently waiting for an upstream. */
   get pending(): number {
     return this.inFlight;
@@ -198,6 +203,7 @@ export class Forwarder {
         if (timeoutMs <= 0) break;
         tried++;
         server.queries++;
+        const sent = performance.now();
         let reply = this.tcp !== null ? await this.tcp.exchange(out, queryEnd, server, timeoutMs) : await this.udp.exchange(out, queryEnd, server, timeoutMs);
         if (this.closed) throw new ForwardError('FORWARD_CLOSED', 'the forwarder was closed');
         if (reply === null) {
@@ -216,6 +222,7 @@ export class Forwarder {
           }
         }
         const rcode = headerRcode(reply);
+        server.replies.observe((performance.now() - sent) / 1000, rcode);
         if (rcode === Rcode.SERVFAIL || rcode === Rcode.REFUSED) {
           server.failed++;
           this.stats.serverErrors++;

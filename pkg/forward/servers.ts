@@ -3,7 +3,13 @@
 // exists: no lookup and no allocation per query. The objects outlive a reload for every address
 // that stays configured, so counts carry over a SIGHUP as dnsmasq's do.
 
+import { HistogramCounts } from '../metrics/histogram.ts';
 import type { Upstream } from './upstream.ts';
+
+/** CoreDNS's forward duration buckets (prometheus.ExponentialBuckets(0.00025, 2, 16)): 0.25 ms to 8.2 s. */
+export const FORWARD_DURATION_BUCKETS = Array.from({ length: 16 }, (_, i) => 0.00025 * 2 ** i);
+/** Replies are counted by rcode 0-15 (the header's four bits). */
+export const REPLY_RCODES = 16;
 
 /** What serverStats() reports for one upstream address. */
 export interface ServerStats {
@@ -18,6 +24,14 @@ export interface ServerStats {
   disabled: boolean;
 }
 
+/** What replyStats() reports for one upstream address: tries, and replies by rcode with how long each try took. */
+export interface ReplyStats {
+  server: Upstream;
+  queries: number;
+  /** Series: the reply's rcode; values: seconds from the try's send to its reply. */
+  replies: HistogramCounts;
+}
+
 export class UpstreamServer implements Upstream {
   readonly host: string;
   readonly port: number;
@@ -25,6 +39,7 @@ export class UpstreamServer implements Upstream {
   failed = 0;
   unanswered = 0;
   disabled = false;
+  readonly replies = new HistogramCounts(FORWARD_DURATION_BUCKETS, REPLY_RCODES);
 
   constructor(u: Upstream) {
     this.host = u.host;

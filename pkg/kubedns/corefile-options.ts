@@ -41,6 +41,7 @@ export function corefileKubeDnsOptions(k: KubeDnsCorefile, configSync: KubeDnsOp
     roundRobin: k.roundRobin,
     workers: 0,
     configSync,
+    coreDnsMetrics: { zone: k.clusterBlockZone, plugins: k.plugins },
     forwarding: {
       forceTcp: k.forceTcp,
       maxInFlight: k.maxConcurrent,

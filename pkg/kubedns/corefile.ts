@@ -61,6 +61,9 @@ export interface KubeDnsCorefile {
   metrics: string | null;
   /** `reload`: the Corefile read again this often (ms); null: never. */
   reloadMs: number | null;
+  /** The zone of the block that holds `kubernetes` ('' for the root), and the plugins that block uses (CoreDNS's metrics name them). */
+  clusterBlockZone: string;
+  plugins: string[];
 }
 
 export interface KubeDnsCorefileContext {
@@ -109,6 +112,7 @@ function unplanned(port: number): KubeDnsCorefile {
   return {
     domain: '', ttl: 0, pods: 'disabled', kubeconfig: null, endpoint: null, port, bind: null, upstreams: [], forceTcp: false, maxConcurrent: null,
     stubDomains: new Map(), cache: null, loop: false, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
+    clusterBlockZone: '', plugins: [],
   };
 }
 
@@ -125,6 +129,8 @@ export function kubeDnsCorefile(blocks: readonly ServerBlock[], ctx: KubeDnsCore
   if (cluster.length !== 1) throw new CorefileError('COREFILE_INVALID', cluster[1] ?? { file: null, line: 1 }, 'kube-dns serves one `kubernetes` (one cluster), in one block');
   const k = clusterOf(cluster[0]);
   Object.assign(whole, { domain: k.domain, ttl: k.options.ttl, pods: k.options.pods, kubeconfig: k.options.kubeconfig, endpoint: k.options.endpoint, port: cluster[0].port });
+  whole.clusterBlockZone = cluster[0].zone;
+  whole.plugins = KUBE_DNS_COREFILE_PLUGINS.filter((p) => cluster[0].used.has(p));
   for (const b of planned) {
     if (b.port !== whole.port) throw unserved(b, `a second port (${b.port}; the cluster's block is on ${whole.port})`);
     const bind = b.bind.length === 0 ? null : b.bind.join(' ');

@@ -38,6 +38,8 @@ export interface KubeDnsMetrics {
   setThreadStats(read: () => Promise<ThreadDnsStats[]>): void;
   /** Renders /metrics (the other threads' counts fetched first). */
   render(): Promise<string>;
+  /** The whole process's reply counts as of the last render (this thread's and every other's). */
+  totals(): DnsCounters;
 }
 
 /** What another thread reports for the metrics: its reply counts and its answer cache. */
@@ -116,6 +118,7 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
   return {
     registry,
     observer: own.observer,
+    totals: read,
     objectRejected: (kind) => rejected.inc({ kind }),
     setStateReader(read) {
       readState = read;

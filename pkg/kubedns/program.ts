@@ -27,6 +27,7 @@ import { Zone } from '../zone/zone.ts';
 import type { PodRecordsMode } from '../zone/zone.ts';
 import { cacheJSON } from '../zone/cache-json.ts';
 import type { CachePolicy } from '../dnscache/cache.ts';
+import { registerCoreDnsMetrics } from './coredns-metrics.ts';
 import { LoopDetector } from '../dnscache/loop.ts';
 import { Forwarder } from '../forward/forward.ts';
 import { ConfigDirWatcher, ConfigMapSync, FixedConfig } from '../config/config.ts';
@@ -87,6 +88,8 @@ export interface KubeDnsOptions {
   httpListeners?: { host: string; port: number }[];
   /** How names outside the cluster are forwarded (a Corefile's forward, cache, loop); absent: as kube-dns's flags say. */
   forwarding?: ForwardingOptions;
+  /** Also export CoreDNS's metrics, for this server block (a Corefile). */
+  coreDnsMetrics?: { zone: string; plugins: readonly string[] };
 }
 
 export interface ForwardingOptions {
@@ -153,6 +156,7 @@ export class KubeDns {
       kinds,
     );
     if (o.source instanceof KubernetesSource) registerKubernetesSourceMetrics(this.metrics.registry, o.source);
+    if (o.coreDnsMetrics) this.registerCoreDnsMetrics(o.coreDnsMetrics);
     this.metrics.setStateReader(() => this.status());
     const resolver = new Resolver({
       zone: this.zone,
@@ -175,6 +179,24 @@ export class KubeDns {
     this.metrics.setAnswerCacheReader(() => answers);
     this.server = new DnsServer({ handler: resolver.handle, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, answerCache: answers, roundRobin: o.roundRobin, reusePort: workers > 1, maxTcpConnections: tcpConnectionsShare(workers) });
     this.handler = resolver.handle;
+  }
+
+  /** CoreDNS's names for what this process counts (a Corefile's server block). */
+  private registerCoreDnsMetrics(block: { zone: string; plugins: readonly string[] }): void {
+    const o = this.o;
+    const v6 = o.dnsBindAddress.includes(':');
+    registerCoreDnsMetrics(this.metrics.registry, {
+      // CoreDNS names a server by its bind address: none is every address, dns://:53.
+      server: `dns://${o.dnsBindAddress === '0.0.0.0' ? '' : v6 ? `[${o.dnsBindAddress}]` : o.dnsBindAddress}:${o.dnsPort}`,
+      zone: block.zone === '' ? '.' : `${block.zone}.`,
+      family: v6 ? 2 : 1,
+      plugins: block.plugins,
+      version: o.version,
+      counters: () => this.metrics.totals(),
+      reloadFailed: () => this.configSync.invalidUpdates,
+      upstreams: () => this.forwarder.replyStats(),
+      overloaded: () => this.forwarder.stats.overloaded,
+    });
   }
 
   /** What a change dropped, in this thread's answer cache and every other thread's. */

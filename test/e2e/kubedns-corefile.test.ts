@@ -4,12 +4,13 @@
 // Deployment's in-cluster account has no file here) and `reload 2s`. What a client and a kubelet see:
 // the cluster's names (ttl 30, pods insecure), addresses outside the cluster handed on (fallthrough),
 // names outside it forwarded and kept 30 s (`cache 30`), /health, /ready (503 in the lame duck while
-// DNS still answers), /metrics; the Corefile edited: a new upstream applied, a broken line refused
-// with the running one serving on.
+// DNS still answers), /metrics under CoreDNS's names (what the coredns mixin's alerts read); the
+// Corefile edited: a new upstream applied, a broken line refused with the running one serving on.
 
 import t from 'tap';
 import type { Test } from 'tap';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { parse } from 'yaml';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCluster } from './harness/cluster.ts';
@@ -21,6 +22,7 @@ import { eventually } from '../helpers/eventually.ts';
 import { freePort } from '../helpers/ports.ts';
 import { repoRoot, startCommand } from '../helpers/process.ts';
 import type { Program } from '../helpers/process.ts';
+import { metricNames } from '../monitoring/promtool.ts';
 
 const WAIT = 20_000;
 
@@ -106,6 +108,28 @@ t.test("kube-dns -conf with kubeadm's Corefile on a real API server", async (t) 
     await kd.waitFor(/Corefile not reloaded: the running one serves on .*line 3: the plugin `rewrite` is not served by kube-dns/, WAIT);
     t.same(answers(await dig(p.dns, 'web.app.svc.cluster.local')), [web], 'the cluster still answered');
     t.same(answers(await dig(p.dns, 'first.example.org')), [], 'still the second upstream (which has no first.example.org): the broken edit was not applied');
+  });
+
+  await t.test("CoreDNS's metrics on prometheus's address: every series the coredns mixin's alerts read, with the labels they select on", async (t) => {
+    const text = (await get(p.metrics, '/metrics')).body;
+    const exported = new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]));
+    const rules = parse(readFileSync(`${repoRoot}test/monitoring/coredns-mixin-alerts.yaml`, 'utf8')) as { groups: { rules: { alert: string; expr: string }[] }[] };
+    for (const rule of rules.groups.flatMap((g) => g.rules)) {
+      for (const name of metricNames(rule.expr)) {
+        // up is Prometheus's; the health-check counters exist once a health check fails (CoreDNS's too), and kube-dns runs none (forward's health_check is refused).
+        if (name === 'up' || name.startsWith('coredns_forward_healthcheck_')) continue;
+        t.ok(exported.has(name.replace(/_(bucket|sum|count)$/, '')), `${rule.alert}: ${name} is exported`);
+      }
+    }
+    const server = `server="dns://127.0.0.1:${p.dns}",zone=".",view=""`;
+    t.match(text, new RegExp(`^coredns_dns_responses_total\\{${server},rcode="NOERROR",plugin=""\\} [1-9]`, 'm'), 'responses by rcode, per server and zone');
+    t.match(text, new RegExp(`^coredns_dns_requests_total\\{${server},proto="udp",family="1",type="A"\\} [1-9]`, 'm'), 'requests by protocol, family and type');
+    t.match(text, new RegExp(`^coredns_dns_request_duration_seconds_bucket\\{${server},le="\\+Inf"\\} [1-9]`, 'm'), 'the duration histogram');
+    t.match(text, new RegExp(`^coredns_forward_responses_total\\{to="127\\.0\\.0\\.1:${upA.port}",rcode="NOERROR"\\} [1-9]`, 'm'), 'forward replies per upstream and rcode');
+    t.match(text, new RegExp(`^coredns_forward_request_duration_seconds_bucket\\{to="127\\.0\\.0\\.1:${upB.port}",rcode="NOERROR",le="\\+Inf"\\} [1-9]`, 'm'), 'forward durations per upstream and rcode');
+    t.match(text, /^coredns_reload_failed_total 1$/m, 'the broken reload counted');
+    t.match(text, new RegExp(`^coredns_plugin_enabled\\{${server},name="kubernetes"\\} 1$`, 'm'), 'the plugins in force');
+    t.match(text, /^coredns_build_info\{version="0\.\d+\.\d+",revision="",goversion="v24\./m, 'the build');
   });
 
   await t.test('SIGTERM: /ready 503 and DNS answering through the lame duck (health { lameduck }), then exit 0', async (t) => {

@@ -13,16 +13,10 @@ import { runPodLocally } from './harness/local-pod.ts';
 import { only, readManifest, README_VALUES } from './harness/manifests.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { repoRoot } from '../helpers/process.ts';
-import { promtoolBin, promtoolCanRun } from '../monitoring/promtool.ts';
+import { metricNames, promtoolBin, promtoolCanRun } from '../monitoring/promtool.ts';
 
 /** Where each program serves /metrics in the manifest: kube-dns (PROMETHEUS_PORT), the nanny, the sidecar. */
 const METRICS_PORTS = { 'kube-dns': 10055, 'dnsmasq-nanny': 10056, sidecar: 10054 };
-const PROMQL_WORDS = new Set(['sum', 'by', 'rate', 'increase', 'or', 'and', 'without', 'on', 'ignoring']);
-
-/** Metric names an expression reads: identifiers followed by a selector, a range, or a comparison. */
-function metricNames(expr: string): string[] {
-  return [...expr.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)(?=\s*(\{|\[|==|>|<))/g)].map((m) => m[1]).filter((n) => !PROMQL_WORDS.has(n));
-}
 
 t.test('the pod\'s /metrics: every metric the alerts and the dashboard name is exported; promtool\'s lint on each program', async (t) => {
   if (!e2eCanRun(t) || !promtoolCanRun(t)) return;

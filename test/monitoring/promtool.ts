@@ -31,3 +31,10 @@ export function promtoolCanRun(t: Test): boolean {
     return false;
   }
 }
+
+const PROMQL_WORDS = new Set(['sum', 'by', 'rate', 'increase', 'or', 'and', 'without', 'on', 'ignoring']);
+
+/** Metric names a PromQL expression reads: identifiers followed by a selector, a range, or a comparison. */
+export function metricNames(expr: string): string[] {
+  return [...expr.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)(?=\s*(\{|\[|==|>|<))/g)].map((m) => m[1]).filter((n) => !PROMQL_WORDS.has(n));
+}

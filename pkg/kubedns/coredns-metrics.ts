@@ -1,0 +1,85 @@
+// Given a Corefile, kube-dns also exports CoreDNS's metrics under CoreDNS's names, read from the same
+// counters when Prometheus scrapes, so the dashboards and alerts written for CoreDNS (the coredns
+// mixin of kube-prometheus) read us unchanged: requests, responses and their duration per server and
+// zone, forwarding per upstream, reload failures, the plugins in force, the build.
+
+import client from 'prom-client';
+import { rcodeName, Type, typeName } from '../dns/constants.ts';
+import type { ReplyStats } from '../forward/forward.ts';
+import { REPLY_RCODES } from '../forward/servers.ts';
+import { collectedHistogram } from '../metrics/histogram.ts';
+import { mirroredCounter, mirroredGauge } from '../metrics/mirror.ts';
+import type { Labels } from '../metrics/mirror.ts';
+import { OTHER_SLOT, PROTOS, RCODES, TRACKED_TYPES, TYPE_SLOTS } from './dns-counters.ts';
+import type { DnsCounters } from './dns-counters.ts';
+
+/** The types CoreDNS gives a label value of their own (plugin/pkg/dnstest's monitored types); the rest is "other". */
+const COREDNS_TYPES = new Set<number>([Type.A, Type.AAAA, Type.MX, Type.SOA, Type.CNAME, Type.PTR, Type.TXT, Type.NS, Type.SRV, Type.AXFR, Type.IXFR, Type.ANY]);
+
+export interface CoreDnsMetricsSource {
+  /** `dns://<bind>:<port>`, as CoreDNS names a server. */
+  server: string;
+  /** The server block's zone, with its trailing dot (`.`). */
+  zone: string;
+  /** 1: IPv4, 2: IPv6 (the DNS address's family: every query arrives on it). */
+  family: 1 | 2;
+  /** The plugins the Corefile uses (coredns_plugin_enabled). */
+  plugins: readonly string[];
+  version: string;
+  counters(): DnsCounters;
+  reloadFailed(): number;
+  upstreams(): ReplyStats[];
+  /** Queries refused at max_concurrent. */
+  overloaded(): number;
+}
+
+export function registerCoreDnsMetrics(registry: client.Registry, s: CoreDnsMetricsSource): void {
+  const at = { server: s.server, zone: s.zone, view: '' };
+  mirroredGauge(registry, { name: 'coredns_build_info', help: 'A metric with a constant 1 value labeled by version, revision, and goversion from which CoreDNS was built.', labelNames: ['version', 'revision', 'goversion'] }, () => [[{ version: s.version, revision: '', goversion: process.version }, 1]]);
+  mirroredGauge(registry, { name: 'coredns_plugin_enabled', help: 'A metric that indicates whether a plugin is enabled on per server and zone basis.', labelNames: ['server', 'zone', 'view', 'name'] }, () => s.plugins.map((name) => [{ ...at, name }, 1] as const));
+  mirroredCounter(registry, { name: 'coredns_dns_requests_total', help: 'Counter of DNS requests made per zone, protocol and family.', labelNames: ['server', 'zone', 'view', 'proto', 'family', 'type'] }, () => requests(s, at));
+  mirroredCounter(registry, { name: 'coredns_dns_responses_total', help: 'Counter of response status codes.', labelNames: ['server', 'zone', 'view', 'rcode', 'plugin'] }, () => responses(s, at));
+  collectedHistogram(registry, { name: 'coredns_dns_request_duration_seconds', help: 'Histogram of the time (in seconds) each request took per zone.' }, function* (): Iterable<readonly [Labels, DnsCounters['duration'], number]> {
+    yield [at, s.counters().duration, 0];
+  });
+  mirroredCounter(registry, { name: 'coredns_reload_failed_total', help: 'Counter of the number of failed reload attempts.' }, () => [[{}, s.reloadFailed()]]);
+  mirroredCounter(registry, { name: 'coredns_panics_total', help: 'A metrics that counts the number of panics.' }, () => [[{}, s.counters().handlerErrors]]);
+  mirroredCounter(registry, { name: 'coredns_forward_requests_total', help: 'Counter of requests made per upstream.', labelNames: ['to'] }, () => s.upstreams().map((u) => [{ to: to(u) }, u.queries] as const));
+  mirroredCounter(registry, { name: 'coredns_forward_responses_total', help: 'Counter of responses received per upstream.', labelNames: ['to', 'rcode'] }, function* () {
+    for (const u of s.upstreams()) for (let r = 0; r < REPLY_RCODES; r++) if (u.replies.total(r) > 0) yield [{ to: to(u), rcode: rcodeName(r) }, u.replies.total(r)] as const;
+  });
+  collectedHistogram(registry, { name: 'coredns_forward_request_duration_seconds', help: 'Histogram of the time each request took.' }, function* (): Iterable<readonly [Labels, ReplyStats['replies'], number]> {
+    for (const u of s.upstreams()) for (let r = 0; r < REPLY_RCODES; r++) if (u.replies.total(r) > 0) yield [{ to: to(u), rcode: rcodeName(r) }, u.replies, r];
+  });
+  mirroredCounter(registry, { name: 'coredns_forward_max_concurrent_rejects_total', help: 'Counter of the number of queries rejected because the concurrent queries were at maximum.' }, () => [[{}, s.overloaded()]]);
+}
+
+/** CoreDNS's `to`: the upstream as host:port. */
+function to(u: ReplyStats): string {
+  return u.server.host.includes(':') ? `[${u.server.host}]:${u.server.port}` : `${u.server.host}:${u.server.port}`;
+}
+
+function* requests(s: CoreDnsMetricsSource, at: Labels): Iterable<readonly [Labels, number]> {
+  const r = s.counters().responses;
+  const family = String(s.family);
+  for (let p = 0; p < PROTOS.length; p++) {
+    const byType = new Map<string, number>();
+    for (let slot = 0; slot < TYPE_SLOTS; slot++) {
+      let n = 0;
+      for (let rc = 0; rc < RCODES; rc++) n += r[(p * TYPE_SLOTS + slot) * RCODES + rc];
+      if (n === 0) continue;
+      const type = slot !== OTHER_SLOT && COREDNS_TYPES.has(TRACKED_TYPES[slot]) ? typeName(TRACKED_TYPES[slot]) : 'other';
+      byType.set(type, (byType.get(type) ?? 0) + n);
+    }
+    for (const [type, n] of byType) yield [{ ...at, proto: PROTOS[p], family, type }, n];
+  }
+}
+
+function* responses(s: CoreDnsMetricsSource, at: Labels): Iterable<readonly [Labels, number]> {
+  const r = s.counters().responses;
+  for (let rc = 0; rc < RCODES; rc++) {
+    let n = 0;
+    for (let i = rc; i < r.length; i += RCODES) n += r[i];
+    if (n > 0) yield [{ ...at, rcode: rcodeName(rc), plugin: '' }, n];
+  }
+}
