@@ -10,7 +10,7 @@ import { ipFromReverseName } from '../cluster/ip.ts';
 import { ZONE_WIDE } from '../zone/zone.ts';
 import type { LookupResult, Zone } from '../zone/zone.ts';
 import { ForwardError } from '../forward/forward.ts';
-import { prepareForCache } from '../dnscache/cache.ts';
+import { clampTtl, prepareForCache } from '../dnscache/cache.ts';
 import type { CachePolicy } from '../dnscache/cache.ts';
 import type { LoopDetector } from '../dnscache/loop.ts';
 import type { Forwarder } from '../forward/forward.ts';
@@ -255,6 +255,9 @@ export class Resolver {
     try {
       const wire = await this.o.forwarder.forward(encodeMessage(query).bytes, target);
       const upstream = parseMessage(wire);
+      // A Corefile's cache caps what comes through it, the target's records too (CoreDNS chases through its own chain).
+      const cap = this.o.forwardCache;
+      if (cap !== undefined) for (const rr of upstream.answers) rr.ttl = clampTtl(rr.ttl, cap);
       message.answers.push(...upstream.answers);
       if (upstream.rcode === Rcode.NXDOMAIN) message.rcode = Rcode.NXDOMAIN;
     } catch (err) {

@@ -1,0 +1,127 @@
+// The same Corefile given to CoreDNS 1.15 and to kube-dns (-conf), both reading the same real API
+// server, asked the same questions: every record kind, in and out of the cluster zone, misses,
+// reverse. For each question the rcode, the flags, the answer (names, types, TTLs, data) and the
+// authority (names and types) must agree, but for the cases named in DIFFERENCES, each with why (the
+// README's "Replacing CoreDNS" says the same). CoreDNS is built by bench/build-coredns.sh (npm test's
+// pretest builds the e2e binaries; without CoreDNS the test fails in CI and skips elsewhere, loudly).
+
+import t from 'tap';
+import type { Test } from 'tap';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { corednsBin } from '../../bench/api-servers.ts';
+import { startCluster } from './harness/cluster.ts';
+import { e2eCanRun } from './harness/gate.ts';
+import { kubeadmCorefile } from './harness/manifests.ts';
+import { dig } from '../helpers/dig.ts';
+import type { DigRecord, DigResult } from '../helpers/dig.ts';
+import { startDnsmasq } from '../helpers/dnsmasq.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { freePort } from '../helpers/ports.ts';
+import { repoRoot, startCommand } from '../helpers/process.ts';
+
+const SRV_PRIORITY = 'SRV priority 10, as kube-dns has always answered and the DNS spec shows (CoreDNS: 0); clients compare priorities only between records of one answer';
+const REVERSE_AA = 'a PTR of a cluster address without aa, as kube-dns has always answered (CoreDNS sets aa); stub resolvers do not look at it';
+/** Where we answer differently on purpose: question → why. */
+const DIFFERENCES: Record<string, string> = {
+  '_http._tcp.web.app.svc.cluster.local SRV': SRV_PRIORITY,
+  '_dns._udp.web.app.svc.cluster.local SRV': SRV_PRIORITY,
+  'web.app.svc.cluster.local SRV': SRV_PRIORITY,
+  '_pg._tcp.db.app.svc.cluster.local SRV': SRV_PRIORITY,
+  'cluster.local NS': "the zone's NS (ns.dns.<zone>), as kube-dns has always answered; CoreDNS answers NODATA unless a Service kube-system/kube-dns exists",
+};
+
+/** kubeadm's Corefile on `port`, forwarding to `upstream`, reading the API with `kubeconfig`; endpoints off (two servers on one machine). */
+function corefile(port: number, upstream: number, kubeconfig: string): string {
+  return kubeadmCorefile()
+    .replace('.:53 {', `.:${port} {\n    bind 127.0.0.1`)
+    .replace(/health \{\n\s*lameduck 5s\n\s*\}\n/, '')
+    .replace(/^\s*ready\n/m, '')
+    .replace(/^\s*prometheus :9153\n/m, '')
+    .replace('forward . /etc/resolv.conf {', `forward . 127.0.0.1:${upstream} {`)
+    .replace('ttl 30', `ttl 30\n       kubeconfig ${kubeconfig}`);
+}
+
+/**
+ * What must agree: rcode, flags but RA, the answer whole (sorted; an SOA's serial aside, a timestamp of
+ * each server's own), the authority's names and types. RA is ours on every reply (this server does
+ * recurse, through forward); CoreDNS leaves it clear on the kubernetes plugin's answers, where dig
+ * warns "recursion requested but not available".
+ */
+function shape(r: DigResult): string {
+  const data = (a: DigRecord) => (a.type === 'SOA' ? a.data.replace(/^(\S+ \S+) \d+/, '$1 <serial>') : a.data);
+  const rec = (a: DigRecord) => `${a.name.toLowerCase()} ${a.ttl} ${a.class} ${a.type} ${data(a)}`;
+  return JSON.stringify({ status: r.status, flags: r.flags.filter((f) => f !== 'ra').sort(), answer: r.answer.map(rec).sort(), authority: r.authority.map((a) => `${a.name.toLowerCase()} ${a.type}`).sort() });
+}
+
+function corednsCanRun(t: Test): string | null {
+  const bin = corednsBin();
+  if (bin !== null) return bin;
+  const why = 'CoreDNS not built (bash bench/build-coredns.sh)';
+  if (process.env.CI === 'true') t.fail(why);
+  else t.skip(why, () => {});
+  return null;
+}
+
+t.test("kubeadm's Corefile: CoreDNS 1.15 and kube-dns -conf answer alike", async (t) => {
+  if (!e2eCanRun(t)) return;
+  const bin = corednsCanRun(t);
+  if (bin === null) return;
+  const cluster = await startCluster(t);
+  const dir = mkdtempSync(join(tmpdir(), 'kdt-differential-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const up = await startDnsmasq(t, ['192.0.2.7 www.example.org', '2001:db8::7 www.example.org'], ['--local-ttl=300']);
+  await cluster.apply([
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'app' } },
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'app' }, spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }, { name: 'dns', port: 53, protocol: 'UDP' }] } },
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'db', namespace: 'app' }, spec: { clusterIP: 'None', ports: [{ name: 'pg', port: 5432, protocol: 'TCP' }] } },
+    {
+      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'db-1', namespace: 'app', labels: { 'kubernetes.io/service-name': 'db', 'endpointslice.kubernetes.io/managed-by': 'e2e' } }, addressType: 'IPv4',
+      endpoints: [{ addresses: ['10.1.0.1'], hostname: 'db-0', conditions: { ready: true } }, { addresses: ['10.1.0.2'], conditions: { ready: true } }], ports: [{ name: 'pg', port: 5432, protocol: 'TCP' }],
+    },
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'ext', namespace: 'app' }, spec: { type: 'ExternalName', externalName: 'www.example.org' } },
+  ]);
+  const web = (await cluster.request('GET', '/api/v1/namespaces/app/services/web')).body.spec.clusterIP as string;
+  DIFFERENCES[`${web} PTR`] = REVERSE_AA;
+  DIFFERENCES['10.1.0.1 PTR'] = REVERSE_AA;
+
+  const ours = await freePort();
+  const theirs = await freePort();
+  writeFileSync(join(dir, 'ours'), corefile(ours, up.port, cluster.kubeconfig(cluster.kubeDnsToken)));
+  writeFileSync(join(dir, 'theirs'), corefile(theirs, up.port, cluster.kubeconfig(cluster.adminToken)));
+  const kd = startCommand(t, [process.execPath, `${repoRoot}cmd/kube-dns/main.ts`, '-conf', join(dir, 'ours')], {}, 'kube-dns');
+  await kd.waitFor(/initial sync done/, 20_000);
+  const core = spawn(bin, ['-conf', join(dir, 'theirs')], { stdio: 'ignore' });
+  t.teardown(() => void core.kill('SIGKILL'));
+  await eventually(async () => (await dig(theirs, 'web.app.svc.cluster.local').catch(() => null))?.answer.length === 1, 'CoreDNS serving the cluster', 20_000);
+
+  const questions: [string, string][] = [
+    ['web.app.svc.cluster.local', 'A'], ['web.app.svc.cluster.local', 'AAAA'], ['web.app.svc.cluster.local', 'TXT'],
+    ['_http._tcp.web.app.svc.cluster.local', 'SRV'], ['_dns._udp.web.app.svc.cluster.local', 'SRV'], ['web.app.svc.cluster.local', 'SRV'],
+    ['db.app.svc.cluster.local', 'A'], ['db-0.db.app.svc.cluster.local', 'A'], ['_pg._tcp.db.app.svc.cluster.local', 'SRV'],
+    ['ext.app.svc.cluster.local', 'A'], ['ext.app.svc.cluster.local', 'CNAME'],
+    ['10-1-2-3.app.pod.cluster.local', 'A'],
+    ['nothing.app.svc.cluster.local', 'A'], ['web.nowhere.svc.cluster.local', 'A'], ['app.svc.cluster.local', 'A'], ['svc.cluster.local', 'A'],
+    ['cluster.local', 'SOA'], ['cluster.local', 'NS'], ['WEB.App.SVC.cluster.local', 'A'],
+    [web, 'PTR'], ['10.1.0.1', 'PTR'], ['192.0.2.7', 'PTR'],
+    ['www.example.org', 'A'], ['www.example.org', 'AAAA'], ['nothing.example.org', 'A'],
+  ];
+  const differing: string[] = [];
+  for (const [name, type] of questions) {
+    const ask = (port: number) => (type === 'PTR' ? dig(port, '', 'PTR', ['-x', name]) : dig(port, name, type));
+    const [a, b] = [await ask(ours), await ask(theirs)];
+    const key = `${name} ${type}`;
+    t.ok(a.flags.includes('ra'), `${key}: RA set by kube-dns`);
+    if (shape(a) === shape(b)) {
+      t.pass(`${key}: alike`);
+      t.notOk(DIFFERENCES[key], `${key}: listed as a difference but alike`);
+    } else {
+      differing.push(`${key}\n  kube-dns: ${shape(a)}\n  CoreDNS:  ${shape(b)}`);
+      t.ok(DIFFERENCES[key], `${key}: differs (${DIFFERENCES[key] ?? 'not a known difference'})\n  kube-dns: ${shape(a)}\n  CoreDNS:  ${shape(b)}`);
+    }
+  }
+  t.comment(`${questions.length - differing.length} of ${questions.length} questions alike`);
+  for (const d of differing) t.comment(d);
+});
