@@ -99,6 +99,18 @@ export async function startCoreDnsWith(bin: string, dir: string, name: string, b
   return whenReady(name, daemon, port, `http://127.0.0.1:${readyPort}/ready`, startedAt);
 }
 
+/**
+ * A server given a whole Corefile (CoreDNS, or kube-dns -conf): `argv` runs it (`-conf <file>` added),
+ * `readyUrl` is its ready endpoint as the Corefile sets it.
+ */
+export async function startWithCorefile(name: string, argv: string[], dir: string, corefile: string, port: number, readyUrl: string): Promise<ApiDnsServer> {
+  const file = join(dir, `Corefile-${name.replace(/\W+/g, '-')}`);
+  writeFileSync(file, corefile);
+  const startedAt = performance.now();
+  const daemon = startDaemon(argv[0], [...argv.slice(1), '-conf', file], join(dir, `${name.replace(/\W+/g, '-')}.log`));
+  return whenReady(name, daemon, port, readyUrl, startedAt);
+}
+
 /** Waits for the server's readiness URL; a server that never gets ready is stopped. */
 async function whenReady(name: ApiDnsServer['name'], daemon: Daemon, port: number, url: string, startedAt: number): Promise<ApiDnsServer> {
   try {
