@@ -46,7 +46,7 @@ export async function runCorefile(argv: readonly string[]): Promise<void> {
     process.exit(1);
   }
   const source = apiSource({ kubeconfig: plan.kubeconfig ?? '', masterUrl: plan.endpoint ?? '', endpointsApi: 'endpointslices', configMap: '', configMapNamespace: 'kube-system', silentWatchMs: 300_000 }, log);
-  const kubeDns = new KubeDns({ ...corefileKubeDnsOptions(plan, new CorefileSync(f.conf, plan, ctx, log.child('corefile'))), source, version: VERSION });
+  const kubeDns = new KubeDns({ ...corefileKubeDnsOptions(plan, new CorefileSync(f.conf, plan, ctx, log.child('corefile')), log), source, version: VERSION });
   await kubeDns.start().catch((err: Error) => {
     log.error('cannot start', { err: err.message });
     process.exit(1);

@@ -3,6 +3,10 @@
 // the caller's to make.
 
 import { cachePolicy } from '../corefile/plugins/cache.ts';
+import type { HostsOptions } from '../corefile/plugins/hosts.ts';
+import { hostsHandler } from '../hosts/handler.ts';
+import { HostsTable } from '../hosts/table.ts';
+import type { Logger } from '../log/log.ts';
 import type { KubeDnsCorefile } from './corefile.ts';
 import type { KubeDnsOptions } from './program.ts';
 
@@ -16,8 +20,14 @@ export function listenAddress(address: string): { host: string; port: number } {
   return { host: host === '' ? '0.0.0.0' : host, port: Number(address.slice(i + 1)) };
 }
 
+/** `hosts`: its table (the file re-read as it says) and its answers, before kube-dns's own. */
+function hostsPlugin(h: HostsOptions, log: Logger): NonNullable<KubeDnsOptions['servedBefore']>[number] {
+  const table = new HostsTable({ file: h.file, inline: h.inline, noReverse: h.noReverse, reloadMs: h.reloadMs, log: log.child('hosts') });
+  return { handler: hostsHandler(table, { zones: h.zones, ttl: h.ttl, fallthrough: h.fallthrough }), close: () => table.close() };
+}
+
 /** kube-dns's options for `k`, its source aside; `configSync` carries the routes and their reloads. */
-export function corefileKubeDnsOptions(k: KubeDnsCorefile, configSync: KubeDnsOptions['configSync']): Omit<KubeDnsOptions, 'source' | 'version'> {
+export function corefileKubeDnsOptions(k: KubeDnsCorefile, configSync: KubeDnsOptions['configSync'], log: Logger): Omit<KubeDnsOptions, 'source' | 'version'> {
   const endpoints = [...new Set([k.health?.address, k.ready, k.metrics].filter((a): a is string => a !== null && a !== undefined))];
   return {
     domain: k.domain,
@@ -42,6 +52,7 @@ export function corefileKubeDnsOptions(k: KubeDnsCorefile, configSync: KubeDnsOp
     workers: 0,
     configSync,
     coreDnsMetrics: { zone: k.clusterBlockZone, plugins: k.plugins },
+    servedBefore: k.hosts === null ? [] : [hostsPlugin(k.hosts, log)],
     forwarding: {
       forceTcp: k.forceTcp,
       maxInFlight: k.maxConcurrent,

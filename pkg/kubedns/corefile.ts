@@ -17,6 +17,8 @@ import type { CacheOptions } from '../corefile/plugins/cache.ts';
 import { endpointAddress, healthOptions, prometheusAddress } from '../corefile/plugins/endpoints.ts';
 import { forwardOptions } from '../corefile/plugins/forward.ts';
 import type { ForwardOptions } from '../corefile/plugins/forward.ts';
+import { hostsOptions } from '../corefile/plugins/hosts.ts';
+import type { HostsOptions } from '../corefile/plugins/hosts.ts';
 import { kubernetesOptions } from '../corefile/plugins/kubernetes.ts';
 import type { KubernetesOptions } from '../corefile/plugins/kubernetes.ts';
 import { formatUpstream } from '../forward/forward.ts';
@@ -30,6 +32,7 @@ interface Block extends Place {
   kubernetes: KubernetesOptions | null;
   forward: ForwardOptions | null;
   cache: CacheOptions | null;
+  hosts: HostsOptions | null;
   /** Plugin names used, for the checks of the whole. */
   used: Set<string>;
 }
@@ -52,6 +55,8 @@ export interface KubeDnsCorefile {
   stubDomains: Map<string, string[]>;
   /** `cache` on what is forwarded; null: nothing forwarded is kept. */
   cache: CacheOptions | null;
+  /** `hosts` in the cluster's block: answered before the cluster and the upstreams. */
+  hosts: HostsOptions | null;
   /** `loop`: the upstreams probed for a loop back to us. */
   loop: boolean;
   /** `loadbalance`: A and AAAA answers rotated. */
@@ -97,6 +102,7 @@ function plugins(whole: KubeDnsCorefile, ctx: KubeDnsCorefileContext): Plugin<Bl
       whole.roundRobin = true;
     }),
     use('cache', (d, b) => (b.cache = cacheOptions(d))),
+    use('hosts', (d, b) => (b.hosts = hostsOptions(d, b.zone))),
     use('kubernetes', (d, b) => (b.kubernetes = kubernetesOptions(d, b.zone))),
     use('loop', (d) => (noArgs(d), (whole.loop = true))),
     use('forward', (d, b) => (b.forward = forwardOptions(d, ctx.resolvServers))),
@@ -111,7 +117,7 @@ function noBlock(d: Directive): void {
 function unplanned(port: number): KubeDnsCorefile {
   return {
     domain: '', ttl: 0, pods: 'disabled', kubeconfig: null, endpoint: null, port, bind: null, upstreams: [], forceTcp: false, maxConcurrent: null,
-    stubDomains: new Map(), cache: null, loop: false, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
+    stubDomains: new Map(), cache: null, hosts: null, loop: false, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
     clusterBlockZone: '', plugins: [],
   };
 }
@@ -123,13 +129,14 @@ export function kubeDnsCorefile(blocks: readonly ServerBlock[], ctx: KubeDnsCore
     program: 'kube-dns',
     plugins: plugins(whole, ctx),
     defaultPort: ctx.defaultPort,
-    zone: ({ zone, port }, block) => ({ zone, port, bind: [], kubernetes: null, forward: null, cache: null, used: new Set<string>(), file: block.file, line: block.line }),
+    zone: ({ zone, port }, block) => ({ zone, port, bind: [], kubernetes: null, forward: null, cache: null, hosts: null, used: new Set<string>(), file: block.file, line: block.line }),
   });
   const cluster = planned.filter((b) => b.kubernetes !== null);
   if (cluster.length !== 1) throw new CorefileError('COREFILE_INVALID', cluster[1] ?? { file: null, line: 1 }, 'kube-dns serves one `kubernetes` (one cluster), in one block');
   const k = clusterOf(cluster[0]);
   Object.assign(whole, { domain: k.domain, ttl: k.options.ttl, pods: k.options.pods, kubeconfig: k.options.kubeconfig, endpoint: k.options.endpoint, port: cluster[0].port });
   whole.clusterBlockZone = cluster[0].zone;
+  whole.hosts = cluster[0].hosts;
   whole.plugins = KUBE_DNS_COREFILE_PLUGINS.filter((p) => cluster[0].used.has(p));
   for (const b of planned) {
     if (b.port !== whole.port) throw unserved(b, `a second port (${b.port}; the cluster's block is on ${whole.port})`);
@@ -157,6 +164,7 @@ function clusterOf(b: Block): { domain: string; options: KubernetesOptions } {
 
 /** The root's (or the cluster block's) forward and cache: names outside the cluster. */
 function routeRoot(whole: KubeDnsCorefile, b: Block, domain: string): void {
+  if (b.hosts !== null && b.kubernetes === null) throw unserved(b, `hosts in the block of ${b.zone || '.'} apart from kubernetes' (kube-dns serves hosts in the cluster's block)`);
   if (b.forward !== null) {
     if (b.forward.from !== '' && b.forward.from !== b.zone) throw unserved(b, `forward for ${b.forward.from} inside the block of ${b.zone || '.'}`);
     whole.upstreams = b.forward.upstreams.map(formatUpstream);

@@ -27,6 +27,8 @@ import { Zone } from '../zone/zone.ts';
 import type { PodRecordsMode } from '../zone/zone.ts';
 import { cacheJSON } from '../zone/cache-json.ts';
 import type { CachePolicy } from '../dnscache/cache.ts';
+import { chain } from '../dns/chain.ts';
+import type { ChainedHandler } from '../dns/chain.ts';
 import { registerCoreDnsMetrics } from './coredns-metrics.ts';
 import { LoopDetector } from '../dnscache/loop.ts';
 import { Forwarder } from '../forward/forward.ts';
@@ -90,6 +92,8 @@ export interface KubeDnsOptions {
   forwarding?: ForwardingOptions;
   /** Also export CoreDNS's metrics, for this server block (a Corefile). */
   coreDnsMetrics?: { zone: string; plugins: readonly string[] };
+  /** Handlers that answer before kube-dns's own, in a Corefile's order (its hosts); each closed at stop(). */
+  servedBefore?: { handler: ChainedHandler; close(): void }[];
 }
 
 export interface ForwardingOptions {
@@ -177,8 +181,8 @@ export class KubeDns {
     // --workers: every thread an answer cache of --cache-bytes, this one's among them (kubeDnsThreadBudget).
     const answers = new AnswerCache({ maxBytes: o.answerCacheBytes, maxEntries: fw?.cacheEntries ?? undefined });
     this.metrics.setAnswerCacheReader(() => answers);
-    this.server = new DnsServer({ handler: resolver.handle, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, answerCache: answers, roundRobin: o.roundRobin, reusePort: workers > 1, maxTcpConnections: tcpConnectionsShare(workers) });
-    this.handler = resolver.handle;
+    this.handler = chain((o.servedBefore ?? []).map((p) => p.handler), resolver.handle);
+    this.server = new DnsServer({ handler: this.handler, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, answerCache: answers, roundRobin: o.roundRobin, reusePort: workers > 1, maxTcpConnections: tcpConnectionsShare(workers) });
   }
 
   /** CoreDNS's names for what this process counts (a Corefile's server block). */
@@ -270,6 +274,7 @@ export class KubeDns {
     await Promise.all([this.server.close(), this.threads?.stop()]);
     for (const h of this.http) await h.close();
     await this.forwarder.close();
+    for (const p of this.o.servedBefore ?? []) p.close();
   }
 
   status(): KubeDnsStatus {

@@ -9,7 +9,7 @@
 
 import t from 'tap';
 import type { Test } from 'tap';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -155,4 +155,58 @@ t.test('kube-dns -conf: a line it does not serve is an error at start (exit 1, n
   const version = startCommand(t, [process.execPath, `${repoRoot}cmd/kube-dns/main.ts`, '-version', '-quiet'], {}, 'kube-dns');
   t.equal(await version.exited, 0);
   t.match(version.output(), /^kube-dns-ts-\d+\.\d+\.\d+\n/);
+});
+
+t.test("kube-dns -conf with k3s's Corefile shape: hosts from a NodeHosts file (re-read), import of *.override inside the block and *.server at the top", async (t) => {
+  if (!e2eCanRun(t)) return;
+  const cluster = await startCluster(t);
+  const dir = mkdtempSync(join(tmpdir(), 'kdt-corefile-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const up = await startDnsmasq(t, ['192.0.2.7 www.example.org']);
+  const corp = await startDnsmasq(t, ['10.9.0.1 db.corp.example']);
+  await cluster.apply([
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'app' } },
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'app' }, spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } },
+  ]);
+  const dns = await freePort();
+  const ready = await freePort();
+  mkdirSync(join(dir, 'custom'));
+  writeFileSync(join(dir, 'NodeHosts'), '10.200.0.1 node-a\n10.200.0.2 node-b node-b.lan\n');
+  // k3s's Corefile, its paths relative here, on loopback ports.
+  writeFileSync(join(dir, 'Corefile'), `.:${dns} {
+    bind 127.0.0.1
+    errors
+    ready 127.0.0.1:${ready}
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+      pods insecure
+      fallthrough in-addr.arpa ip6.arpa
+      kubeconfig ${cluster.kubeconfig(cluster.kubeDnsToken)}
+    }
+    hosts ${join(dir, 'NodeHosts')} {
+      ttl 60
+      reload 1s
+      fallthrough
+    }
+    forward . 127.0.0.1:${up.port}
+    cache 30
+    import custom/*.override
+}
+import custom/*.server
+`);
+  writeFileSync(join(dir, 'custom', 'lb.override'), 'loadbalance\n');
+  writeFileSync(join(dir, 'custom', 'corp.server'), `corp.example:${dns} {\n    bind 127.0.0.1\n    forward . 127.0.0.1:${corp.port}\n}\n`);
+  const kd = startCommand(t, [process.execPath, `${repoRoot}cmd/kube-dns/main.ts`, '-conf', join(dir, 'Corefile')], {}, 'kube-dns');
+  await eventually(async () => (await get(ready, '/ready').catch(() => ({ status: 0 }))).status === 200, 'ready', WAIT).catch((err) => t.fail(`${err}\n${kd.output()}`));
+  const a = await dig(dns, 'node-b');
+  t.same(answers(a), ['10.200.0.2'], 'a NodeHosts name');
+  t.equal(a.answer[0].ttl, 60, 'hosts { ttl 60 }');
+  t.ok(a.flags.includes('aa'), 'authoritative');
+  t.same(answers(await dig(dns, 'node-b', 'AAAA')), [], 'NODATA for a family it has no address of');
+  t.same(answers(await dig(dns, '', 'PTR', ['-x', '10.200.0.1']), 'PTR'), ['node-a.'], 'PTR from the hosts file');
+  t.same(answers(await dig(dns, 'www.example.org')), ['192.0.2.7'], 'a name it does not hold falls through to forward');
+  t.ok(answers(await dig(dns, 'web.app.svc.cluster.local')).length === 1, 'the cluster answers');
+  t.same(answers(await dig(dns, 'db.corp.example')), ['10.9.0.1'], 'the imported *.server block: a stub domain');
+  writeFileSync(join(dir, 'NodeHosts'), '10.200.0.1 node-a\n10.200.0.2 node-b node-b.lan\n10.200.0.3 node-c\n');
+  await eventually(async () => answers(await dig(dns, 'node-c')).join() === '10.200.0.3', 'a node added to NodeHosts answered after hosts reload', WAIT);
+  t.pass('NodeHosts re-read');
 });

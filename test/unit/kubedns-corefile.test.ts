@@ -33,6 +33,15 @@ t.test("the others' defaults: CoreDNS's TTL (5 s) and pods disabled when unsaid;
   t.match(plan('.:53 {\n  kubernetes cluster.local\n  reload 10s\n  bind 127.0.0.1\n}\n'), { reloadMs: 10_000, bind: '127.0.0.1', upstreams: [] });
 });
 
+t.test("k3s's hosts: the NodeHosts file, its TTL, reload and fallthrough; inline lines (minikube's)", async (t) => {
+  const k3s = plan('.:53 {\n  kubernetes cluster.local\n  hosts /etc/coredns/NodeHosts {\n    ttl 60\n    reload 15s\n    fallthrough\n  }\n}\n');
+  t.same(k3s.hosts, { file: '/etc/coredns/NodeHosts', zones: [''], inline: [], ttl: 60, noReverse: false, reloadMs: 15_000, fallthrough: [''] });
+  const minikube = plan('.:53 {\n  kubernetes cluster.local\n  hosts {\n    192.168.49.1 host.minikube.internal\n    fallthrough\n  }\n}\n');
+  t.match(minikube.hosts, { file: '/etc/hosts', inline: ['192.168.49.1 host.minikube.internal'], ttl: 3600, reloadMs: 5000 });
+  t.throws(() => plan('.:53 {\n  kubernetes cluster.local\n  hosts {\n    fallthrough_unsupported\n  }\n}\n'), { message: /^Corefile line 4: hosts option `fallthrough_unsupported` is not served/ });
+  t.throws(() => plan('cluster.local {\n  kubernetes cluster.local\n}\n. {\n  hosts\n  forward . 1.1.1.1\n}\n'), { message: /^Corefile line 4: hosts in the block of \. apart from kubernetes'/ });
+});
+
 t.test('what kube-dns does not serve yet is refused at its line', async (t) => {
   const cases: [string, RegExp][] = [
     ['.:53 {\n  kubernetes cluster.local {\n    namespaces default\n  }\n}\n', /^Corefile line 3: kubernetes option `namespaces default` is not served/],
