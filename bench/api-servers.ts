@@ -2,33 +2,16 @@
 // kube-apiserver through a kubeconfig, bound to 127.0.0.1 on free ports. Time to ready is measured from spawn
 // to the first 200 of the server's own readiness endpoint (kube-dns /readiness, CoreDNS's ready plugin).
 
-import { accessSync, constants, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+export { corednsBin, corednsVersions } from '../test/e2e/harness/coredns.ts';
 import { startDaemon, logTail } from '../test/e2e/harness/daemon.ts';
 import type { Daemon } from '../test/e2e/harness/daemon.ts';
 import { freePort } from '../test/helpers/ports.ts';
 import { oneThread, productionNodeFlags, repoRoot } from './servers.ts';
 
-/** Newest first, as bench/build-coredns.sh tries them (v1.15.0 builds from the Go module proxy). */
-export const corednsVersions = ['v1.15.0', 'v1.13.2', 'v1.13.1'];
-
 export class BenchServerError extends Error {
   code = 'BENCH_ERR_SERVER';
-}
-
-export function corednsBin(): string | null {
-  const root = process.env.KUBE_DNS_TS_CACHE || join(homedir(), '.cache', 'kube-dns-ts');
-  for (const v of corednsVersions) {
-    const bin = join(root, `coredns-${v}`, 'bin', 'coredns');
-    try {
-      accessSync(bin, constants.X_OK);
-      return bin;
-    } catch {
-      // not built at this version
-    }
-  }
-  return null;
 }
 
 export interface ApiDnsServer {

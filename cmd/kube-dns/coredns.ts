@@ -23,9 +23,6 @@ export const corednsFlags = defineFlags({
   plugins: { type: 'bool', default: false, help: "CoreDNS's: list the plugins served and exit" },
 });
 
-/** CoreDNS's flags, as distinct from kube-dns's own (`-version` alone is kube-dns's). */
-export const COREDNS_ONLY_FLAGS = ['conf', 'dns.port', 'pidfile', 'quiet', 'plugins'];
-
 export async function runCorefile(argv: readonly string[]): Promise<void> {
   const { values: f } = parseOrExit(corednsFlags, argv, { program: 'kube-dns', usage: 'kube-dns -conf Corefile [flags]: serve a Corefile, as CoreDNS would' });
   if (f.version) {

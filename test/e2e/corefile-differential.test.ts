@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { corednsBin } from '../../bench/api-servers.ts';
+import { corednsBin } from './harness/coredns.ts';
 import { startCluster } from './harness/cluster.ts';
 import { e2eCanRun } from './harness/gate.ts';
 import { kubeadmCorefile } from './harness/manifests.ts';

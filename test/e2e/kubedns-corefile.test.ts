@@ -145,10 +145,10 @@ t.test('kube-dns -conf: a line it does not serve is an error at start (exit 1, n
   const dir = mkdtempSync(join(tmpdir(), 'kdt-corefile-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const conf = join(dir, 'Corefile');
-  writeFileSync(conf, '.:53 {\n    kubernetes cluster.local\n    hosts {\n        fallthrough\n    }\n}\n');
+  writeFileSync(conf, '.:53 {\n    kubernetes cluster.local\n    rewrite stop {\n        name regex (.*)\\.example\\.org {1}.example.net\n    }\n}\n');
   const bad = startCoreMode(t, conf);
   t.equal(await bad.exited, 1);
-  t.match(bad.output(), /Corefile line 3: the plugin `hosts` is not served by kube-dns/);
+  t.match(bad.output(), /Corefile line 3: the plugin `rewrite` is not served by kube-dns/);
   const plugins = startCommand(t, [process.execPath, `${repoRoot}cmd/kube-dns/main.ts`, '-plugins'], {}, 'kube-dns');
   t.equal(await plugins.exited, 0);
   t.match(plugins.output(), /dns\.kubernetes\n {2}dns\.loop\n {2}dns\.forward/);
