@@ -4,6 +4,7 @@
 
 import { cachePolicy } from '../corefile/plugins/cache.ts';
 import type { HostsOptions } from '../corefile/plugins/hosts.ts';
+import { anyHandler } from '../any/any.ts';
 import { hostsHandler } from '../hosts/handler.ts';
 import { HostsTable } from '../hosts/table.ts';
 import type { Logger } from '../log/log.ts';
@@ -20,10 +21,14 @@ export function listenAddress(address: string): { host: string; port: number } {
   return { host: host === '' ? '0.0.0.0' : host, port: Number(address.slice(i + 1)) };
 }
 
-/** `hosts`: its table (the file re-read as it says) and its answers, before kube-dns's own. */
-function hostsPlugin(h: HostsOptions, log: Logger): NonNullable<KubeDnsOptions['servedBefore']>[number] {
+/**
+ * `hosts`: its table (the file re-read as it says) and its answers, before kube-dns's own; their TTL
+ * capped by `cache` as CoreDNS's cache caps what the plugins after it answer.
+ */
+function hostsPlugin(h: HostsOptions, cache: KubeDnsCorefile['cache'], log: Logger): NonNullable<KubeDnsOptions['servedBefore']>[number] {
   const table = new HostsTable({ file: h.file, inline: h.inline, noReverse: h.noReverse, reloadMs: h.reloadMs, log: log.child('hosts') });
-  return { handler: hostsHandler(table, { zones: h.zones, ttl: h.ttl, fallthrough: h.fallthrough }), close: () => table.close() };
+  const ttl = cache === null ? h.ttl : Math.min(h.ttl, cache.successTtl);
+  return { handler: hostsHandler(table, { zones: h.zones, ttl, fallthrough: h.fallthrough }), close: () => table.close() };
 }
 
 /** kube-dns's options for `k`, its source aside; `configSync` carries the routes and their reloads. */
@@ -52,7 +57,8 @@ export function corefileKubeDnsOptions(k: KubeDnsCorefile, configSync: KubeDnsOp
     workers: 0,
     configSync,
     coreDnsMetrics: { zone: k.clusterBlockZone, plugins: k.plugins },
-    servedBefore: k.hosts === null ? [] : [hostsPlugin(k.hosts, log)],
+    // In CoreDNS's order: any, then hosts.
+    servedBefore: [...(k.any ? [{ handler: anyHandler, close: () => undefined }] : []), ...(k.hosts === null ? [] : [hostsPlugin(k.hosts, k.cache, log)])],
     forwarding: {
       forceTcp: k.forceTcp,
       maxInFlight: k.maxConcurrent,

@@ -57,6 +57,8 @@ export interface KubeDnsCorefile {
   cache: CacheOptions | null;
   /** `hosts` in the cluster's block: answered before the cluster and the upstreams. */
   hosts: HostsOptions | null;
+  /** `any`: ANY questions get RFC 8482's HINFO. */
+  any: boolean;
   /** `loop`: the upstreams probed for a loop back to us. */
   loop: boolean;
   /** `loadbalance`: A and AAAA answers rotated. */
@@ -97,6 +99,7 @@ function plugins(whole: KubeDnsCorefile, ctx: KubeDnsCorefileContext): Plugin<Bl
     use('prometheus', (d) => (whole.metrics = prometheusAddress(d, whole.metrics))),
     // kube-dns logs its failures itself.
     use('errors', (d) => noArgs(d)),
+    use('any', (d) => (noArgs(d), (whole.any = true))),
     use('loadbalance', (d) => {
       if (d.block !== null || d.args.length > 1 || (d.args.length === 1 && d.args[0] !== 'round_robin')) throw unserved(d, `loadbalance \`${d.args.join(' ')}\``);
       whole.roundRobin = true;
@@ -117,7 +120,7 @@ function noBlock(d: Directive): void {
 function unplanned(port: number): KubeDnsCorefile {
   return {
     domain: '', ttl: 0, pods: 'disabled', kubeconfig: null, endpoint: null, port, bind: null, upstreams: [], forceTcp: false, maxConcurrent: null,
-    stubDomains: new Map(), cache: null, hosts: null, loop: false, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
+    stubDomains: new Map(), cache: null, hosts: null, any: false, loop: false, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
     clusterBlockZone: '', plugins: [],
   };
 }

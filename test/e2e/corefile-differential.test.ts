@@ -1,6 +1,6 @@
-// The same Corefile given to CoreDNS 1.15 and to kube-dns (-conf), both reading the same real API
-// server, asked the same questions: every record kind, in and out of the cluster zone, misses,
-// reverse. For each question the rcode, the flags, the answer (names, types, TTLs, data) and the
+// The same Corefiles (kubeadm's; minikube's hosts block with `any`) given to CoreDNS 1.15 and to
+// kube-dns (-conf), both reading the same real API server, asked the same questions: every record
+// kind, in and out of the cluster zone, misses, reverse. For each question the rcode, the flags, the answer (names, types, TTLs, data) and the
 // authority (names and types) must agree, but for the cases named in DIFFERENCES, each with why (the
 // README's "Replacing CoreDNS" says the same). CoreDNS is built by bench/build-coredns.sh (npm test's
 // pretest builds the e2e binaries; without CoreDNS the test fails in CI and skips elsewhere, loudly).
@@ -24,12 +24,13 @@ import { repoRoot, startCommand } from '../helpers/process.ts';
 
 const SRV_PRIORITY = 'SRV priority 10, as kube-dns has always answered and the DNS spec shows (CoreDNS: 0); clients compare priorities only between records of one answer';
 const REVERSE_AA = 'a PTR of a cluster address without aa, as kube-dns has always answered (CoreDNS sets aa); stub resolvers do not look at it';
-/** Where we answer differently on purpose: question → why. */
+/** Where we answer differently on purpose, given kubeadm's Corefile: question → why. */
 const DIFFERENCES: Record<string, string> = {
   '_http._tcp.web.app.svc.cluster.local SRV': SRV_PRIORITY,
   '_dns._udp.web.app.svc.cluster.local SRV': SRV_PRIORITY,
   'web.app.svc.cluster.local SRV': SRV_PRIORITY,
   '_pg._tcp.db.app.svc.cluster.local SRV': SRV_PRIORITY,
+  'web.app.svc.cluster.local ANY': "the name's records, as kube-dns has always answered ANY; CoreDNS's kubernetes answers NODATA (with `any` both give RFC 8482's HINFO)",
   'cluster.local NS': "the zone's NS (ns.dns.<zone>), as kube-dns has always answered; CoreDNS answers NODATA unless a Service kube-system/kube-dns exists",
 };
 
@@ -42,6 +43,13 @@ function corefile(port: number, upstream: number, kubeconfig: string): string {
     .replace(/^\s*prometheus :9153\n/m, '')
     .replace('forward . /etc/resolv.conf {', `forward . 127.0.0.1:${upstream} {`)
     .replace('ttl 30', `ttl 30\n       kubeconfig ${kubeconfig}`);
+}
+
+/** `text` with `lines` put before its first line that starts with `before` (which must be there). */
+function withLines(text: string, before: string, lines: string[]): string {
+  const at = text.indexOf(`\n${before}`);
+  if (at < 0) throw new Error(`no line starting ${JSON.stringify(before)}`);
+  return `${text.slice(0, at + 1)}${lines.join('\n')}\n${text.slice(at + 1)}`;
 }
 
 /**
@@ -65,7 +73,27 @@ function corednsCanRun(t: Test): string | null {
   return null;
 }
 
-t.test("kubeadm's Corefile: CoreDNS 1.15 and kube-dns -conf answer alike", async (t) => {
+/** Each question asked of both; alike, or a difference `differences` names. */
+async function compare(t: Test, questions: readonly [string, string][], ours: number, theirs: number, differences: Record<string, string>): Promise<void> {
+  const differing: string[] = [];
+  for (const [name, type] of questions) {
+    const ask = (port: number) => (type === 'PTR' ? dig(port, '', 'PTR', ['-x', name]) : dig(port, name, type));
+    const [a, b] = [await ask(ours), await ask(theirs)];
+    const key = `${name} ${type}`;
+    t.ok(a.flags.includes('ra'), `${key}: RA set by kube-dns`);
+    if (shape(a) === shape(b)) {
+      t.pass(`${key}: alike`);
+      t.notOk(differences[key], `${key}: listed as a difference but alike`);
+    } else {
+      differing.push(`${key}\n  kube-dns: ${shape(a)}\n  CoreDNS:  ${shape(b)}`);
+      t.ok(differences[key], `${key}: differs (${differences[key] ?? 'not a known difference'})\n  kube-dns: ${shape(a)}\n  CoreDNS:  ${shape(b)}`);
+    }
+  }
+  t.comment(`${questions.length - differing.length} of ${questions.length} questions alike`);
+  for (const d of differing) t.comment(d);
+}
+
+t.test('the same Corefiles: CoreDNS 1.15 and kube-dns -conf answer alike', async (t) => {
   if (!e2eCanRun(t)) return;
   const bin = corednsCanRun(t);
   if (bin === null) return;
@@ -87,41 +115,46 @@ t.test("kubeadm's Corefile: CoreDNS 1.15 and kube-dns -conf answer alike", async
   DIFFERENCES[`${web} PTR`] = REVERSE_AA;
   DIFFERENCES['10.1.0.1 PTR'] = REVERSE_AA;
 
-  const ours = await freePort();
-  const theirs = await freePort();
-  writeFileSync(join(dir, 'ours'), corefile(ours, up.port, cluster.kubeconfig(cluster.kubeDnsToken)));
-  writeFileSync(join(dir, 'theirs'), corefile(theirs, up.port, cluster.kubeconfig(cluster.adminToken)));
-  const kd = startCommand(t, [process.execPath, `${repoRoot}cmd/kube-dns/main.ts`, '-conf', join(dir, 'ours')], {}, 'kube-dns');
-  await kd.waitFor(/initial sync done/, 20_000);
-  const core = spawn(bin, ['-conf', join(dir, 'theirs')], { stdio: 'ignore' });
-  t.teardown(() => void core.kill('SIGKILL'));
-  await eventually(async () => (await dig(theirs, 'web.app.svc.cluster.local').catch(() => null))?.answer.length === 1, 'CoreDNS serving the cluster', 20_000);
-
-  const questions: [string, string][] = [
-    ['web.app.svc.cluster.local', 'A'], ['web.app.svc.cluster.local', 'AAAA'], ['web.app.svc.cluster.local', 'TXT'],
-    ['_http._tcp.web.app.svc.cluster.local', 'SRV'], ['_dns._udp.web.app.svc.cluster.local', 'SRV'], ['web.app.svc.cluster.local', 'SRV'],
-    ['db.app.svc.cluster.local', 'A'], ['db-0.db.app.svc.cluster.local', 'A'], ['_pg._tcp.db.app.svc.cluster.local', 'SRV'],
-    ['ext.app.svc.cluster.local', 'A'], ['ext.app.svc.cluster.local', 'CNAME'],
-    ['10-1-2-3.app.pod.cluster.local', 'A'],
-    ['nothing.app.svc.cluster.local', 'A'], ['web.nowhere.svc.cluster.local', 'A'], ['app.svc.cluster.local', 'A'], ['svc.cluster.local', 'A'],
-    ['cluster.local', 'SOA'], ['cluster.local', 'NS'], ['WEB.App.SVC.cluster.local', 'A'],
-    [web, 'PTR'], ['10.1.0.1', 'PTR'], ['192.0.2.7', 'PTR'],
-    ['www.example.org', 'A'], ['www.example.org', 'AAAA'], ['nothing.example.org', 'A'],
+  const shapes: { name: string; text: (port: number, kubeconfig: string) => string; questions: [string, string][]; differences: Record<string, string> }[] = [
+    {
+      name: "kubeadm's",
+      text: (port, kubeconfig) => corefile(port, up.port, kubeconfig),
+      differences: DIFFERENCES,
+      questions: [
+        ['web.app.svc.cluster.local', 'A'], ['web.app.svc.cluster.local', 'AAAA'], ['web.app.svc.cluster.local', 'TXT'],
+        ['_http._tcp.web.app.svc.cluster.local', 'SRV'], ['_dns._udp.web.app.svc.cluster.local', 'SRV'], ['web.app.svc.cluster.local', 'SRV'],
+        ['db.app.svc.cluster.local', 'A'], ['db-0.db.app.svc.cluster.local', 'A'], ['_pg._tcp.db.app.svc.cluster.local', 'SRV'],
+        ['ext.app.svc.cluster.local', 'A'], ['ext.app.svc.cluster.local', 'CNAME'],
+        ['10-1-2-3.app.pod.cluster.local', 'A'],
+        ['nothing.app.svc.cluster.local', 'A'], ['web.nowhere.svc.cluster.local', 'A'], ['app.svc.cluster.local', 'A'], ['svc.cluster.local', 'A'],
+        ['cluster.local', 'SOA'], ['cluster.local', 'NS'], ['WEB.App.SVC.cluster.local', 'A'],
+        [web, 'PTR'], ['10.1.0.1', 'PTR'], ['192.0.2.7', 'PTR'],
+        ['www.example.org', 'A'], ['www.example.org', 'AAAA'], ['nothing.example.org', 'A'], ['web.app.svc.cluster.local', 'ANY'],
+      ],
+    },
+    {
+      // minikube's hosts block (inline, fallthrough; this machine's /etc/hosts under it, for both) and `any`.
+      name: "minikube's hosts, and any",
+      differences: {},
+      text: (port, kubeconfig) => withLines(corefile(port, up.port, kubeconfig), '    forward .', ['    any', '    hosts {', '       192.168.49.1 host.minikube.internal', '       fallthrough', '    }']),
+      questions: [
+        ['host.minikube.internal', 'A'], ['host.minikube.internal', 'AAAA'], ['HOST.minikube.internal', 'A'], ['192.168.49.1', 'PTR'],
+        ['web.app.svc.cluster.local', 'ANY'], ['www.example.org', 'ANY'], ['web.app.svc.cluster.local', 'A'], ['www.example.org', 'A'],
+      ],
+    },
   ];
-  const differing: string[] = [];
-  for (const [name, type] of questions) {
-    const ask = (port: number) => (type === 'PTR' ? dig(port, '', 'PTR', ['-x', name]) : dig(port, name, type));
-    const [a, b] = [await ask(ours), await ask(theirs)];
-    const key = `${name} ${type}`;
-    t.ok(a.flags.includes('ra'), `${key}: RA set by kube-dns`);
-    if (shape(a) === shape(b)) {
-      t.pass(`${key}: alike`);
-      t.notOk(DIFFERENCES[key], `${key}: listed as a difference but alike`);
-    } else {
-      differing.push(`${key}\n  kube-dns: ${shape(a)}\n  CoreDNS:  ${shape(b)}`);
-      t.ok(DIFFERENCES[key], `${key}: differs (${DIFFERENCES[key] ?? 'not a known difference'})\n  kube-dns: ${shape(a)}\n  CoreDNS:  ${shape(b)}`);
-    }
+  for (const shape of shapes) {
+    await t.test(`${shape.name} Corefile`, async (t) => {
+      const [ours, theirs] = [await freePort(), await freePort()];
+      writeFileSync(join(dir, 'ours'), shape.text(ours, cluster.kubeconfig(cluster.kubeDnsToken)));
+      writeFileSync(join(dir, 'theirs'), shape.text(theirs, cluster.kubeconfig(cluster.adminToken)));
+      const kd = startCommand(t, [process.execPath, `${repoRoot}cmd/kube-dns/main.ts`, '-conf', join(dir, 'ours')], {}, 'kube-dns');
+      await kd.waitFor(/initial sync done/, 20_000);
+      const core = spawn(bin, ['-conf', join(dir, 'theirs')], { stdio: 'ignore' });
+      t.teardown(() => void core.kill('SIGKILL'));
+      await eventually(async () => (await dig(theirs, 'web.app.svc.cluster.local').catch(() => null))?.answer.length === 1, 'CoreDNS serving the cluster', 20_000);
+      await compare(t, shape.questions, ours, theirs, shape.differences);
+      await kd.stop();
+    });
   }
-  t.comment(`${questions.length - differing.length} of ${questions.length} questions alike`);
-  for (const d of differing) t.comment(d);
 });

@@ -32,9 +32,14 @@ const LAME_DUCKS = new Set(['kube-dns', 'dnsmasq-nanny', 'sidecar']);
  * 1 and 2 threads).
  */
 export function workersArgs(): string[] {
-  const n = process.env.KUBE_DNS_TS_TEST_WORKERS;
   // Not auto: the tier runs at a known count, 1 unless asked (a later --workers in a test wins).
-  return [`--workers=${n === undefined || n === '' ? 1 : n}`];
+  return [`--workers=${testWorkers()}`];
+}
+
+/** The threads every kube-dns and dnscache of the tests runs (KUBE_DNS_TS_TEST_WORKERS, else 1). */
+export function testWorkers(): number {
+  const n = process.env.KUBE_DNS_TS_TEST_WORKERS;
+  return n === undefined || n === '' ? 1 : Number(n);
 }
 
 /**
