@@ -49,7 +49,8 @@ export async function runCorefile(argv: readonly string[]): Promise<void> {
     process.exit(1);
   });
   if (f.pidfile !== '') writeFileSync(f.pidfile, `${process.pid}\n`);
-  if (!f.quiet) process.stdout.write(`${plan.bind ?? ''}.:${plan.port}\nkube-dns-ts-${VERSION}\n`);
+  // CoreDNS's banner: the server block that holds the cluster, then the version.
+  if (!f.quiet) process.stdout.write(`${plan.clusterBlockZone === '' ? '.' : `${plan.clusterBlockZone}.`}:${plan.port}\nkube-dns-ts-${VERSION}\n`);
   // SIGTERM: /ready 503 and still answering for health's lameduck, then stop and exit 0 (CoreDNS's health { lameduck }).
   stopOnSignals(log, {
     lameDuckMs: plan.health?.lameDuckMs ?? 0,
