@@ -62,11 +62,13 @@ writeFileSync(join(work, 'cluster-queries'), fixture.queries);
 writeFileSync(join(work, 'outside-queries'), outside.map((n) => `${n} A`).join('\n') + '\n');
 writeFileSync(join(work, 'hosts'), outside.map((n, i) => `192.0.2.${i % 250} ${n}`).join('\n') + '\n');
 const objects = (JSON.parse(fixture.yaml) as { items: KubeObject[] }).items;
-const bc = await startBenchCluster();
-const upstream = await startDnsmasq(work, join(work, 'hosts'), await freePort(), ['--local-ttl=300']);
 const figures: Record<string, Figures> = {};
 const load = `${commitOf(repoRoot)}. node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model}), load average at start ${loadavg()[0].toFixed(2)}`;
+const bc = await startBenchCluster();
+let upstream: Awaited<ReturnType<typeof startDnsmasq>> | null = null;
 try {
+  upstream = await startDnsmasq(work, join(work, 'hosts'), await freePort(), ['--local-ttl=300']);
+  const upstreamPort = upstream.port;
   await bc.createAll([...new Set(objects.map((o) => o.metadata.namespace!))].map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })));
   await bc.createAll(objects, 8);
   const kubeconfig = bc.cluster.kubeconfig(bc.cluster.adminToken);
@@ -74,15 +76,15 @@ try {
   const starters: Record<string, () => Promise<ApiDnsServer>> = {
     'kube-dns -conf': async () => {
       const [port, ready] = [await freePort(), await freePort()];
-      return startWithCorefile('kube-dns -conf', [...pinned, process.execPath, ...productionNodeFlags(), join(repoRoot, 'dist/cmd/kube-dns/main.js')], work, corefile(port, ready, upstream.port, kubeconfig), port, `http://127.0.0.1:${ready}/ready`);
+      return startWithCorefile('kube-dns -conf', [...pinned, process.execPath, ...productionNodeFlags(), join(repoRoot, 'dist/cmd/kube-dns/main.js')], work, corefile(port, ready, upstreamPort, kubeconfig), port, `http://127.0.0.1:${ready}/ready`);
     },
     'CoreDNS 1.15': async () => {
       const [port, ready] = [await freePort(), await freePort()];
-      return startWithCorefile('CoreDNS 1.15', ['env', 'GOMAXPROCS=1', ...pinned, coredns], work, corefile(port, ready, upstream.port, kubeconfig), port, `http://127.0.0.1:${ready}/ready`);
+      return startWithCorefile('CoreDNS 1.15', ['env', 'GOMAXPROCS=1', ...pinned, coredns], work, corefile(port, ready, upstreamPort, kubeconfig), port, `http://127.0.0.1:${ready}/ready`);
     },
     // kube-dns with its own flags answers the cluster only (its pod's dnscache forwards and caches the rest).
     'kube-dns (flags)': async () => {
-      const s = await startKubeDnsApi(work, kubeconfig, { name: 'kube-dns (flags)', args: [`--nameservers=127.0.0.1:${upstream.port}`] });
+      const s = await startKubeDnsApi(work, kubeconfig, { name: 'kube-dns (flags)', args: [`--nameservers=127.0.0.1:${upstreamPort}`] });
       execFileSync('taskset', ['-a', '-p', '-c', '0', String(s.daemon.pid)], { stdio: 'ignore' });
       return s;
     },
@@ -110,7 +112,7 @@ try {
     }
   }
 } finally {
-  await upstream.stop();
+  await upstream?.stop();
   await bc.close();
   rmSync(work, { recursive: true, force: true });
 }

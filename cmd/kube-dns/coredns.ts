@@ -35,15 +35,16 @@ export async function runCorefile(argv: readonly string[]): Promise<void> {
   }
   const log = createLogger('kube-dns');
   const ctx = { defaultPort: f['dns.port'] };
-  let plan;
+  let read;
   try {
-    plan = planCorefileAt(f.conf, ctx, log);
+    read = planCorefileAt(f.conf, ctx, log);
   } catch (err) {
     log.error('cannot serve the Corefile', { path: f.conf, problem: err instanceof CorefileError ? err.message : (err as Error).message });
     process.exit(1);
   }
+  const plan = read.plan;
   const source = apiSource({ kubeconfig: plan.kubeconfig ?? '', masterUrl: plan.endpoint ?? '', endpointsApi: 'endpointslices', configMap: '', configMapNamespace: 'kube-system', silentWatchMs: 300_000 }, log);
-  const kubeDns = new KubeDns({ ...corefileKubeDnsOptions(plan, new CorefileSync(f.conf, plan, ctx, log.child('corefile')), log), source, version: VERSION });
+  const kubeDns = new KubeDns({ ...corefileKubeDnsOptions(plan, new CorefileSync(f.conf, read, ctx, log.child('corefile')), log), source, version: VERSION });
   await kubeDns.start().catch((err: Error) => {
     log.error('cannot start', { err: err.message });
     process.exit(1);

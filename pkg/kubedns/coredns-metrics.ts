@@ -5,6 +5,7 @@
 
 import client from 'prom-client';
 import { rcodeName, Type, typeName } from '../dns/constants.ts';
+import { formatUpstream } from '../forward/forward.ts';
 import type { ReplyStats } from '../forward/forward.ts';
 import { REPLY_RCODES } from '../forward/servers.ts';
 import { collectedHistogram } from '../metrics/histogram.ts';
@@ -44,19 +45,14 @@ export function registerCoreDnsMetrics(registry: client.Registry, s: CoreDnsMetr
   });
   mirroredCounter(registry, { name: 'coredns_reload_failed_total', help: 'Counter of the number of failed reload attempts.' }, () => [[{}, s.reloadFailed()]]);
   mirroredCounter(registry, { name: 'coredns_panics_total', help: 'A metrics that counts the number of panics.' }, () => [[{}, s.counters().handlerErrors]]);
-  mirroredCounter(registry, { name: 'coredns_forward_requests_total', help: 'Counter of requests made per upstream.', labelNames: ['to'] }, () => s.upstreams().map((u) => [{ to: to(u) }, u.queries] as const));
+  mirroredCounter(registry, { name: 'coredns_forward_requests_total', help: 'Counter of requests made per upstream.', labelNames: ['to'] }, () => s.upstreams().map((u) => [{ to: formatUpstream(u.server) }, u.queries] as const));
   mirroredCounter(registry, { name: 'coredns_forward_responses_total', help: 'Counter of responses received per upstream.', labelNames: ['to', 'rcode'] }, function* () {
-    for (const u of s.upstreams()) for (let r = 0; r < REPLY_RCODES; r++) if (u.replies.total(r) > 0) yield [{ to: to(u), rcode: rcodeName(r) }, u.replies.total(r)] as const;
+    for (const u of s.upstreams()) for (let r = 0; r < REPLY_RCODES; r++) if (u.replies.total(r) > 0) yield [{ to: formatUpstream(u.server), rcode: rcodeName(r) }, u.replies.total(r)] as const;
   });
   collectedHistogram(registry, { name: 'coredns_forward_request_duration_seconds', help: 'Histogram of the time each request took.' }, function* (): Iterable<readonly [Labels, ReplyStats['replies'], number]> {
-    for (const u of s.upstreams()) for (let r = 0; r < REPLY_RCODES; r++) if (u.replies.total(r) > 0) yield [{ to: to(u), rcode: rcodeName(r) }, u.replies, r];
+    for (const u of s.upstreams()) for (let r = 0; r < REPLY_RCODES; r++) if (u.replies.total(r) > 0) yield [{ to: formatUpstream(u.server), rcode: rcodeName(r) }, u.replies, r];
   });
   mirroredCounter(registry, { name: 'coredns_forward_max_concurrent_rejects_total', help: 'Counter of the number of queries rejected because the concurrent queries were at maximum.' }, () => [[{}, s.overloaded()]]);
-}
-
-/** CoreDNS's `to`: the upstream as host:port. */
-function to(u: ReplyStats): string {
-  return u.server.host.includes(':') ? `[${u.server.host}]:${u.server.port}` : `${u.server.host}:${u.server.port}`;
 }
 
 function* requests(s: CoreDnsMetricsSource, at: Labels): Iterable<readonly [Labels, number]> {

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { ConfigChangeHandler, ConfigSync } from '../config/sync.ts';
 import type { KubeDnsConfig } from '../config/config.ts';
-import { readCorefile } from '../corefile/read.ts';
+import { parseCorefile } from '../corefile/read.ts';
 import type { Logger } from '../log/log.ts';
 import { kubeDnsCorefile } from './corefile.ts';
 import type { KubeDnsCorefile, KubeDnsCorefileContext } from './corefile.ts';
@@ -23,9 +23,15 @@ function startOnly(k: KubeDnsCorefile): string {
   return JSON.stringify({ ...k, upstreams: undefined, stubDomains: undefined });
 }
 
-/** Reads the Corefile at `path` and plans it (imports relative to its folder; a glob matching nothing is logged). */
-export function planCorefileAt(path: string, ctx: KubeDnsCorefileContext, log: Logger): KubeDnsCorefile {
-  return kubeDnsCorefile(readCorefile(path, { warn: (problem) => log.warn('Corefile import', { problem }) }), ctx);
+/** Reads the Corefile at `path` once and plans it (imports relative to its folder; a glob matching nothing is logged); its text too, for CorefileSync. */
+export function planCorefileAt(path: string, ctx: KubeDnsCorefileContext, log: Logger): { plan: KubeDnsCorefile; text: string } {
+  const text = readFileSync(path, 'utf8');
+  return { plan: planText(path, text, ctx, log), text };
+}
+
+/** The Corefile at `path`, read as `text`, planned. */
+function planText(path: string, text: string, ctx: KubeDnsCorefileContext, log: Logger): KubeDnsCorefile {
+  return kubeDnsCorefile(parseCorefile(text, { path, warn: (problem) => log.warn('Corefile import', { problem }) }), ctx);
 }
 
 export class CorefileSync implements ConfigSync {
@@ -37,11 +43,11 @@ export class CorefileSync implements ConfigSync {
   private readonly ctx: KubeDnsCorefileContext;
   private readonly log: Logger;
 
-  /** `started`: the plan the process started with, read from `path`. */
-  constructor(path: string, started: KubeDnsCorefile, ctx: KubeDnsCorefileContext, log: Logger) {
+  /** `started`: the plan the process started with and the text it was read from (planCorefileAt). */
+  constructor(path: string, started: { plan: KubeDnsCorefile; text: string }, ctx: KubeDnsCorefileContext, log: Logger) {
     this.path = path;
-    this.running = started;
-    this.text = readFileSync(path, 'utf8');
+    this.running = started.plan;
+    this.text = started.text;
     this.ctx = ctx;
     this.log = log;
   }
@@ -76,7 +82,7 @@ export class CorefileSync implements ConfigSync {
     this.text = text;
     let next: KubeDnsCorefile;
     try {
-      next = planCorefileAt(this.path, this.ctx, this.log);
+      next = planText(this.path, text, this.ctx, this.log);
     } catch (err) {
       return this.refuse((err as Error).message);
     }
