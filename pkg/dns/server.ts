@@ -98,6 +98,13 @@ export interface Answer {
   clientScope?: number;
 }
 
+/**
+ * A reply just sent: the request, where its question name ends (under HEADER_SIZE: no question was
+ * read), the reply's bytes from `replyStart` (after a TCP length prefix), its full rcode, the asker, and
+ * the seconds since the request came. Nine arguments rather than an object: it runs once per reply.
+ */
+export type ReplyHook = (req: Buffer, nameEnd: number, reply: Buffer, replyStart: number, rcode: number, address: string, port: number, transport: Transport, seconds: number) => void;
+
 /** null = drop the query silently. */
 export type Handler = (q: Query) => Answer | null | Promise<Answer | null>;
 
@@ -117,6 +124,8 @@ export interface DnsServerOptions {
    * query and where its question name ends. For logging; what it throws is reported as handlerError.
    */
   onCacheHit?: (req: Buffer, nameEnd: number, remoteAddress: string) => void;
+  /** Called after every reply is sent, from the cache or not (a query log: CoreDNS's `log`); what it throws is reported as handlerError. */
+  onReply?: ReplyHook;
   tcpIdleTimeoutMs?: number;
   /** A TCP frame begun must be whole within this, from its first byte. Default 2 s. */
   tcpFrameTimeoutMs?: number;
@@ -191,7 +200,10 @@ export class DnsServer {
   private readonly observer: ServerObserver;
   private readonly cache: AnswerCache;
   private readonly onCacheHit: DnsServerOptions['onCacheHit'];
-  private readonly opts: Required<Omit<DnsServerOptions, 'observer' | 'handler' | 'answerCache' | 'onCacheHit'>>;
+  private readonly onReply: ReplyHook | undefined;
+  /** Whether a reply's time is measured: someone reads it. */
+  private readonly timed: boolean;
+  private readonly opts: Required<Omit<DnsServerOptions, 'observer' | 'handler' | 'answerCache' | 'onCacheHit' | 'onReply'>>;
   private udp: UdpListener | null = null;
   private tcp: TcpListener | null = null;
   private closing = false;
@@ -218,6 +230,8 @@ export class DnsServer {
     };
     this.cache = options.answerCache ?? new AnswerCache({ maxBytes: this.opts.answerCacheBytes });
     this.onCacheHit = options.onCacheHit;
+    this.onReply = options.onReply;
+    this.timed = this.observer.response !== undefined || this.onReply !== undefined;
   }
 
   async listen(): Promise<{ address: string; port: number }> {
@@ -339,7 +353,7 @@ export class DnsServer {
   /** The query path: checks, then the cache, then the handler. Calls via.send or via.skip once. */
   private query(req: Buffer, address: string, port: number, via: Responder): void {
     this.stats.queries++;
-    const started = this.observer.response !== undefined ? performance.now() : 0;
+    const started = this.timed ? performance.now() : 0;
     if (req.length < HEADER_SIZE) {
       this.malformed('short');
       return via.skip();
@@ -541,8 +555,9 @@ export class DnsServer {
       this.stats.truncated++;
       this.observer.truncated?.();
     }
+    const truncated = renderState.truncated;
     via.send(out, port, address);
-    this.observed(req, nameEnd, t.rcode, via, started, fromCache, t.tag, out.length - via.headroom, renderState.truncated);
+    this.observed(req, nameEnd, t.rcode, via, started, fromCache, t.tag, out, truncated, address, port);
   }
 
   /** An error reply straight from the request bytes; qEnd < 0 means no question to echo. */
@@ -558,14 +573,27 @@ export class DnsServer {
   ): void {
     const out = errorReply(req, rcode, qEnd, optDo, via.headroom);
     via.send(out, port, address);
-    this.observed(req, qEnd - 4, rcode, via, started, false, NO_TAG, out.length - via.headroom, false);
+    this.observed(req, qEnd - 4, rcode, via, started, false, NO_TAG, out, false, address, port);
   }
 
-  // Eight arguments rather than an object: this runs once per reply, and must not allocate.
-  private observed(req: Buffer, nameEnd: number, rcode: number, via: Responder, started: number, fromCache: boolean, tag: number, size: number, truncated: boolean): void {
-    if (this.observer.response === undefined) return;
-    const qtype = nameEnd > HEADER_SIZE ? u16(req, nameEnd) : 0;
-    this.observer.response(qtype, rcode, via.transport, (performance.now() - started) / 1000, fromCache, tag, size, truncated);
+  // Arguments rather than an object: this runs once per reply, and must not allocate.
+  private observed(req: Buffer, nameEnd: number, rcode: number, via: Responder, started: number, fromCache: boolean, tag: number, out: Buffer, truncated: boolean, address: string, port: number): void {
+    if (!this.timed) return;
+    const seconds = (performance.now() - started) / 1000;
+    if (this.observer.response !== undefined) {
+      const qtype = nameEnd > HEADER_SIZE ? u16(req, nameEnd) : 0;
+      this.observer.response(qtype, rcode, via.transport, seconds, fromCache, tag, out.length - via.headroom, truncated);
+    }
+    if (this.onReply !== undefined) this.replySeen(req, nameEnd, out, via, rcode, address, port, seconds);
+  }
+
+  private replySeen(req: Buffer, nameEnd: number, out: Buffer, via: Responder, rcode: number, address: string, port: number, seconds: number): void {
+    try {
+      this.onReply!(req, nameEnd, out, via.headroom, rcode, address, port, via.transport, seconds);
+    } catch (err) {
+      // A logging bug must not cost a client its answer (it is sent already).
+      this.observer.handlerError?.(err);
+    }
   }
 }
 

@@ -29,16 +29,19 @@ export interface ThreadStart {
   index: number;
   /** Tell the owner of every cache hit (DnsThreadsOptions.onCacheHit). */
   reportHits: boolean;
-  /** DnsThreadsOptions.observerModule. */
+  /** DnsThreadsOptions.observerModule, and what its threadObserver() is given. */
   observerModule?: string;
+  observerArgs?: unknown;
 }
 
 /**
- * What an observer module (DnsThreadsOptions.observerModule) exports: `threadObserver()`, made once in
+ * What an observer module (DnsThreadsOptions.observerModule) exports: `threadObserver(args)` (DnsThreadsOptions.observerArgs), made once in
  * each thread; its observer watches the thread's DnsServers, its snapshot goes to the owner with the
  * thread's stats (kube-dns's metrics: pkg/kubedns/thread-observer.ts).
  */
 export interface ThreadObserver {
   observer: import('../dns/server.ts').ServerObserver;
+  /** The thread's DnsServers' onReply (a query log). */
+  onReply?: import('../dns/server.ts').ReplyHook;
   snapshot(): unknown;
 }

@@ -51,6 +51,8 @@ export interface DnsThreadsOptions {
    * its DnsServers; its snapshot comes back with stats() (kube-dns: its metrics' counts).
    */
   observerModule?: string;
+  /** Handed to each thread's `threadObserver(args)` (cloneable). */
+  observerArgs?: unknown;
   /** Every thread's cache hits, seen here (dnscache --log-queries): each hit then costs a message. */
   onCacheHit?: (req: Buffer, nameEnd: number, remoteAddress: string) => void;
 }
@@ -107,7 +109,7 @@ export class DnsThreads {
     const { listen, answerCacheBytes, answerCacheEntries, roundRobin } = this.o;
     const onCacheHit = this.o.onCacheHit;
     const maxTcpConnections = tcpConnectionsShare(this.o.count + 1);
-    const workerData: ThreadStart = { listen: [...listen], answerCacheBytes, answerCacheEntries, roundRobin, maxTcpConnections, index, reportHits: onCacheHit !== undefined, observerModule: this.o.observerModule };
+    const workerData: ThreadStart = { listen: [...listen], answerCacheBytes, answerCacheEntries, roundRobin, maxTcpConnections, index, reportHits: onCacheHit !== undefined, observerModule: this.o.observerModule, observerArgs: this.o.observerArgs };
     const worker = new Worker(WORKER_ENTRY, { workerData });
     const channel = new ThreadChannel(worker, {
       query: (r) => answerRemote(this.o.handler, r as RemoteQuery),

@@ -55,6 +55,7 @@ export function corefileKubeDnsOptions(k: KubeDnsCorefile, configSync: KubeDnsOp
     answerCacheBytes: ANSWER_CACHE_BYTES,
     roundRobin: k.roundRobin,
     workers: 0,
+    queryLog: k.queryLog ?? undefined,
     configSync,
     coreDnsMetrics: { zone: k.clusterBlockZone, plugins: k.plugins },
     // In CoreDNS's order: any, then hosts.

@@ -20,6 +20,8 @@ import type { ForwardOptions } from '../corefile/plugins/forward.ts';
 import { hostsOptions } from '../corefile/plugins/hosts.ts';
 import type { HostsOptions } from '../corefile/plugins/hosts.ts';
 import { kubernetesOptions } from '../corefile/plugins/kubernetes.ts';
+import { logRules } from '../corefile/plugins/log.ts';
+import type { QueryLogBlock, QueryLogRule } from '../querylog/querylog.ts';
 import type { KubernetesOptions } from '../corefile/plugins/kubernetes.ts';
 import { formatUpstream } from '../forward/forward.ts';
 import type { Upstream } from '../forward/forward.ts';
@@ -33,6 +35,7 @@ interface Block extends Place {
   forward: ForwardOptions | null;
   cache: CacheOptions | null;
   hosts: HostsOptions | null;
+  log: QueryLogRule[];
   /** Plugin names used, for the checks of the whole. */
   used: Set<string>;
 }
@@ -57,6 +60,8 @@ export interface KubeDnsCorefile {
   cache: CacheOptions | null;
   /** `hosts` in the cluster's block: answered before the cluster and the upstreams. */
   hosts: HostsOptions | null;
+  /** `log`: every block's rules (none: no query log). */
+  queryLog: QueryLogBlock[] | null;
   /** `any`: ANY questions get RFC 8482's HINFO. */
   any: boolean;
   /** `loop`: the upstreams probed for a loop back to us. */
@@ -99,6 +104,7 @@ function plugins(whole: KubeDnsCorefile, ctx: KubeDnsCorefileContext): Plugin<Bl
     use('prometheus', (d) => (whole.metrics = prometheusAddress(d, whole.metrics))),
     // kube-dns logs its failures itself.
     use('errors', (d) => noArgs(d)),
+    use('log', (d, b) => b.log.push(...logRules(d))),
     use('any', (d) => (noArgs(d), (whole.any = true))),
     use('loadbalance', (d) => {
       if (d.block !== null || d.args.length > 1 || (d.args.length === 1 && d.args[0] !== 'round_robin')) throw unserved(d, `loadbalance \`${d.args.join(' ')}\``);
@@ -120,7 +126,7 @@ function noBlock(d: Directive): void {
 function unplanned(port: number): KubeDnsCorefile {
   return {
     domain: '', ttl: 0, pods: 'disabled', kubeconfig: null, endpoint: null, port, bind: null, upstreams: [], forceTcp: false, maxConcurrent: null,
-    stubDomains: new Map(), cache: null, hosts: null, any: false, loop: false, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
+    stubDomains: new Map(), cache: null, hosts: null, queryLog: null, any: false, loop: false, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
     clusterBlockZone: '', plugins: [],
   };
 }
@@ -132,7 +138,7 @@ export function kubeDnsCorefile(blocks: readonly ServerBlock[], ctx: KubeDnsCore
     program: 'kube-dns',
     plugins: plugins(whole, ctx),
     defaultPort: ctx.defaultPort,
-    zone: ({ zone, port }, block) => ({ zone, port, bind: [], kubernetes: null, forward: null, cache: null, hosts: null, used: new Set<string>(), file: block.file, line: block.line }),
+    zone: ({ zone, port }, block) => ({ zone, port, bind: [], kubernetes: null, forward: null, cache: null, hosts: null, log: [], used: new Set<string>(), file: block.file, line: block.line }),
   });
   const cluster = planned.filter((b) => b.kubernetes !== null);
   if (cluster.length !== 1) throw new CorefileError('COREFILE_INVALID', cluster[1] ?? { file: null, line: 1 }, 'kube-dns serves one `kubernetes` (one cluster), in one block');
@@ -149,6 +155,7 @@ export function kubeDnsCorefile(blocks: readonly ServerBlock[], ctx: KubeDnsCore
     if (b === cluster[0] || b.zone === '') routeRoot(whole, b, k.domain);
     else stubBlock(whole, b);
   }
+  if (planned.some((b) => b.log.length > 0)) whole.queryLog = planned.map((b) => ({ zone: b.zone, rules: b.log }));
   return whole;
 }
 
@@ -184,7 +191,7 @@ function routeRoot(whole: KubeDnsCorefile, b: Block, domain: string): void {
 
 /** A block of another zone: a stub domain when all it does is forward. */
 function stubBlock(whole: KubeDnsCorefile, b: Block): void {
-  const others = [...b.used].filter((p) => !['forward', 'errors', 'loop', 'loadbalance', 'bind', 'health', 'ready', 'prometheus', 'reload'].includes(p));
+  const others = [...b.used].filter((p) => !['forward', 'errors', 'log', 'loop', 'loadbalance', 'bind', 'health', 'ready', 'prometheus', 'reload'].includes(p));
   if (b.forward === null || others.length > 0) throw unserved(b, `the block of ${b.zone}${others.length > 0 ? ` with ${others.join(', ')}` : ' without forward'} (kube-dns serves another zone's block as a stub domain: forward only)`);
   if (b.forward.from !== '' && b.forward.from !== b.zone) throw unserved(b, `forward for ${b.forward.from} inside the block of ${b.zone}`);
   if (b.forward.forceTcp || b.forward.maxConcurrent !== null) throw unserved(b, `forward options in the stub block of ${b.zone}`);

@@ -11,6 +11,7 @@ import { DnsThreads, siblingModule, tcpConnectionsShare } from '../dnsthreads/th
 import { resolveWorkers } from '../dnsthreads/auto.ts';
 import type { AutoWorkers, ThreadBudget } from '../dnsthreads/auto.ts';
 import type { DnsCounters } from './dns-counters.ts';
+import type { ThreadObserverArgs } from './thread-observer.ts';
 import { ClusterStore } from '../cluster/store.ts';
 import { CLUSTER_KINDS, NODE_WATCH } from '../cluster/kinds.ts';
 import type { ClusterKind } from '../cluster/kind.ts';
@@ -28,6 +29,8 @@ import type { PodRecordsMode } from '../zone/zone.ts';
 import { cacheJSON } from '../zone/cache-json.ts';
 import type { CachePolicy } from '../dnscache/cache.ts';
 import { chain } from '../dns/chain.ts';
+import { QueryLog } from '../querylog/querylog.ts';
+import type { QueryLogBlock } from '../querylog/querylog.ts';
 import type { ChainedHandler } from '../dns/chain.ts';
 import { registerCoreDnsMetrics } from './coredns-metrics.ts';
 import { LoopDetector } from '../dnscache/loop.ts';
@@ -92,6 +95,8 @@ export interface KubeDnsOptions {
   forwarding?: ForwardingOptions;
   /** Also export CoreDNS's metrics, for this server block (a Corefile). */
   coreDnsMetrics?: { zone: string; plugins: readonly string[] };
+  /** A query log line per reply, as CoreDNS's `log` writes it (a Corefile's log rules, by server block). */
+  queryLog?: QueryLogBlock[];
   /** Handlers that answer before kube-dns's own, in a Corefile's order (its hosts); each closed at stop(). */
   servedBefore?: { handler: ChainedHandler; close(): void }[];
 }
@@ -182,7 +187,8 @@ export class KubeDns {
     const answers = new AnswerCache({ maxBytes: o.answerCacheBytes, maxEntries: fw?.cacheEntries ?? undefined });
     this.metrics.setAnswerCacheReader(() => answers);
     this.handler = chain((o.servedBefore ?? []).map((p) => p.handler), resolver.handle);
-    this.server = new DnsServer({ handler: this.handler, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, answerCache: answers, roundRobin: o.roundRobin, reusePort: workers > 1, maxTcpConnections: tcpConnectionsShare(workers) });
+    const onReply = o.queryLog === undefined ? undefined : new QueryLog(o.queryLog).onReply;
+    this.server = new DnsServer({ handler: this.handler, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, onReply, answerCache: answers, roundRobin: o.roundRobin, reusePort: workers > 1, maxTcpConnections: tcpConnectionsShare(workers) });
   }
 
   /** CoreDNS's names for what this process counts (a Corefile's server block). */
@@ -221,6 +227,7 @@ export class KubeDns {
       roundRobin: o.roundRobin,
       handler: this.handler,
       observerModule: siblingModule(import.meta.url, 'thread-observer').href,
+      observerArgs: { queryLog: o.queryLog } satisfies ThreadObserverArgs,
       log: this.log,
     });
     const threads = this.threads;

@@ -64,6 +64,23 @@ function shape(r: DigResult): string {
   return JSON.stringify({ status: r.status, flags: r.flags.filter((f) => f !== 'ra').sort(), answer: r.answer.map(rec).sort(), authority: r.authority.map((a) => `${a.name.toLowerCase()} ${a.type}`).sort() });
 }
 
+const QUERY_LINE = /^\[INFO\] (\S+):\d+ - \d+ "(\S+) (\S+) (\S+) (\S+) (\d+) (\S+) (\d+)" (\S+) (\S+) (\d+) [\d.]+s$/gm;
+
+/**
+ * The query log lines in `output` (CoreDNS's common format), sorted, without the asker's port, the
+ * ID, the time taken, RA (see shape()) and the sizes: CoreDNS logs its own re-encoding of the request
+ * (the EDNS options it does not support, dig's cookie, scrubbed) and of the reply (uncompressed);
+ * kube-dns logs the bytes received and sent.
+ */
+function queryLines(output: string): string[] {
+  return [...output.matchAll(QUERY_LINE)].map((m) => `${m[1]} "${m[2]} ${m[3]} ${m[4]} ${m[5]} ${m[7]} ${m[8]}" ${m[9]} ${m[10].split(',').filter((f) => f !== 'ra').join(',')}`).sort();
+}
+
+/** Each logged question (`name type`) → the reply size logged. */
+function loggedReplySizes(output: string): Map<string, number> {
+  return new Map([...output.matchAll(QUERY_LINE)].map((m) => [`${m[4]} ${m[2]}`, Number(m[11])]));
+}
+
 function corednsCanRun(t: Test): string | null {
   const bin = corednsBin();
   if (bin !== null) return bin;
@@ -74,12 +91,14 @@ function corednsCanRun(t: Test): string | null {
 }
 
 /** Each question asked of both; alike, or a difference `differences` names. */
-async function compare(t: Test, questions: readonly [string, string][], ours: number, theirs: number, differences: Record<string, string>): Promise<void> {
+async function compare(t: Test, questions: readonly [string, string][], ours: number, theirs: number, differences: Record<string, string>): Promise<Map<string, DigResult>> {
   const differing: string[] = [];
+  const answered = new Map<string, DigResult>();
   for (const [name, type] of questions) {
     const ask = (port: number) => (type === 'PTR' ? dig(port, '', 'PTR', ['-x', name]) : dig(port, name, type));
     const [a, b] = [await ask(ours), await ask(theirs)];
     const key = `${name} ${type}`;
+    answered.set(`${name.toLowerCase()}. ${type}`, a);
     t.ok(a.flags.includes('ra'), `${key}: RA set by kube-dns`);
     if (shape(a) === shape(b)) {
       t.pass(`${key}: alike`);
@@ -91,6 +110,7 @@ async function compare(t: Test, questions: readonly [string, string][], ours: nu
   }
   t.comment(`${questions.length - differing.length} of ${questions.length} questions alike`);
   for (const d of differing) t.comment(d);
+  return answered;
 }
 
 t.test('the same Corefiles: CoreDNS 1.15 and kube-dns -conf answer alike', async (t) => {
@@ -115,7 +135,7 @@ t.test('the same Corefiles: CoreDNS 1.15 and kube-dns -conf answer alike', async
   DIFFERENCES[`${web} PTR`] = REVERSE_AA;
   DIFFERENCES['10.1.0.1 PTR'] = REVERSE_AA;
 
-  const shapes: { name: string; text: (port: number, kubeconfig: string) => string; questions: [string, string][]; differences: Record<string, string> }[] = [
+  const shapes: { name: string; text: (port: number, kubeconfig: string) => string; questions: [string, string][]; differences: Record<string, string>; logged?: boolean }[] = [
     {
       name: "kubeadm's",
       text: (port, kubeconfig) => corefile(port, up.port, kubeconfig),
@@ -143,6 +163,17 @@ t.test('the same Corefiles: CoreDNS 1.15 and kube-dns -conf answer alike', async
       ],
     },
   ];
+  shapes.push({
+    // MicroK8s' and Talos' error log, minikube's bare log for one zone: the lines must agree but for the asker's port and ID, the time taken, and RA (as above).
+    name: 'query logs (log . { class error }, log example.org)',
+    differences: {},
+    text: (port, kubeconfig) => withLines(corefile(port, up.port, kubeconfig), '    errors', ['    log example.org', '    log . {', '       class error denial', '    }']),
+    logged: true,
+    questions: [
+      ['www.example.org', 'A'], ['nothing.example.org', 'AAAA'], ['web.app.svc.cluster.local', 'A'], ['nothing.app.svc.cluster.local', 'A'],
+      ['web.app.svc.cluster.local', 'TXT'], ['WEB.App.svc.cluster.local', 'A'], ['www.example.org', 'MX'],
+    ],
+  });
   for (const shape of shapes) {
     await t.test(`${shape.name} Corefile`, async (t) => {
       const [ours, theirs] = [await freePort(), await freePort()];
@@ -150,11 +181,21 @@ t.test('the same Corefiles: CoreDNS 1.15 and kube-dns -conf answer alike', async
       writeFileSync(join(dir, 'theirs'), shape.text(theirs, cluster.kubeconfig(cluster.adminToken)));
       const kd = startCommand(t, [process.execPath, `${repoRoot}cmd/kube-dns/main.ts`, '-conf', join(dir, 'ours')], {}, 'kube-dns');
       await kd.waitFor(/initial sync done/, 20_000);
-      const core = spawn(bin, ['-conf', join(dir, 'theirs')], { stdio: 'ignore' });
-      t.teardown(() => void core.kill('SIGKILL'));
+      const core = startCommand(t, [bin, '-conf', join(dir, 'theirs')], {}, 'coredns');
       await eventually(async () => (await dig(theirs, 'web.app.svc.cluster.local').catch(() => null))?.answer.length === 1, 'CoreDNS serving the cluster', 20_000);
-      await compare(t, shape.questions, ours, theirs, shape.differences);
-      await kd.stop();
+      const [oursBefore, theirsBefore] = [kd.rawOutput().length, core.rawOutput().length];
+      const answered = await compare(t, shape.questions, ours, theirs, shape.differences);
+      if (shape.logged === true) {
+        // A line is written a turn after its reply.
+        await eventually(() => queryLines(kd.rawOutput().slice(oursBefore)).length >= queryLines(core.rawOutput().slice(theirsBefore)).length, 'kube-dns has written its query log lines', 5000);
+        const [a, b] = [queryLines(kd.rawOutput().slice(oursBefore)), queryLines(core.rawOutput().slice(theirsBefore))];
+        t.ok(b.length > 0 && b.length < shape.questions.length * 2, `CoreDNS logged some of the questions, not all (${b.length})`);
+        t.same(a, b, 'the same query log lines (port, ID, time, RA and sizes aside)');
+        for (const [question, size] of loggedReplySizes(kd.rawOutput().slice(oursBefore))) {
+          t.equal(size, Number(/MSG SIZE\s+rcvd: (\d+)/.exec(answered.get(question)?.raw ?? '')?.[1]), `${question}: the reply size logged is the size dig received`);
+        }
+      }
+      await Promise.all([kd.stop(), core.stop()]);
     });
   }
 });

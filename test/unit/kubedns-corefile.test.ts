@@ -58,3 +58,22 @@ t.test('what kube-dns does not serve yet is refused at its line', async (t) => {
   ];
   for (const [text, message] of cases) t.throws(() => plan(text), { message }, text);
 });
+
+t.test("log as the distributions write it (minikube's bare, MicroK8s' and Talos' `class error`, OpenShift's), by block", async (t) => {
+  t.equal(plan(KUBEADM_COREFILE).queryLog, null, 'no log: no query log');
+  const k = plan('.:53 {\n  log\n  log example.org "{name} {rcode}"\n  kubernetes cluster.local\n}\ncorp.example {\n  log . {\n    class denial error\n  }\n  forward . 10.1.0.1\n}\nquiet.example {\n  forward . 10.1.0.2\n}\n');
+  t.same(k.queryLog, [
+    { zone: '', rules: [{ zone: '', format: /* common */ k.queryLog![0].rules[0].format, classes: 7 }, { zone: 'example.org', format: '{name} {rcode}', classes: 7 }] },
+    { zone: 'corp.example', rules: [{ zone: '', format: k.queryLog![0].rules[0].format, classes: 6 }] },
+    { zone: 'quiet.example', rules: [] },
+  ]);
+  t.match(k.queryLog![0].rules[0].format, /^\{remote\}:\{port\} - \{>id\} "\{type\}/);
+  t.match(plan('.:53 {\n  log a.example b.example {combined}\n  kubernetes cluster.local\n}\n').queryLog![0].rules, [{ zone: 'a.example', format: '{combined}' }, { zone: 'b.example', format: '{combined}' }], 'several names share a format');
+  const refused: [string, RegExp][] = [
+    ['.:53 {\n  log . "{local} {name}"\n  kubernetes cluster.local\n}\n', /^Corefile line 2: the log placeholder \{local\} is not served/],
+    ['.:53 {\n  log {\n    class sometimes\n  }\n  kubernetes cluster.local\n}\n', /^Corefile line 3: log: "sometimes" is no class/],
+    ['.:53 {\n  log {\n    class\n  }\n  kubernetes cluster.local\n}\n', /^Corefile line 3: log: class needs at least one/],
+    ['.:53 {\n  log {\n    format json\n  }\n  kubernetes cluster.local\n}\n', /^Corefile line 3: log: unknown property `format json`/],
+  ];
+  for (const [text, message] of refused) t.throws(() => plan(text), { message }, text);
+});
