@@ -1,19 +1,19 @@
-// Handlers in a row, as a Corefile's plugins run: each answers, drops (null), or lets the next one
-// answer (undefined); the last is a plain Handler.
+// Handlers in a row, as a Corefile's plugins run (CoreDNS's ServeDNS with its next): each answers,
+// drops (null), or hands the query, as it is or changed, to the next and may change what comes back.
+// The last is a plain Handler. Composed once: a query costs no allocation for the chain itself.
 
 import type { Answer, Handler, Query } from './server.ts';
 
-/** A handler in a chain: an answer, null to drop the query, undefined to let the next one answer. */
-export type ChainedHandler = (q: Query) => Answer | null | undefined;
+/** A handler in a chain: answers itself, or calls `next` (with this query or another) and returns what it gives. */
+export type ChainedHandler = (q: Query, next: Handler) => Answer | null | Promise<Answer | null>;
 
 /** `first` in order, then `last`. */
 export function chain(first: readonly ChainedHandler[], last: Handler): Handler {
-  if (first.length === 0) return last;
-  return (q) => {
-    for (const h of first) {
-      const a = h(q);
-      if (a !== undefined) return a;
-    }
-    return last(q);
-  };
+  let handler = last;
+  for (let i = first.length - 1; i >= 0; i--) {
+    const step = first[i];
+    const next = handler;
+    handler = (q) => step(q, next);
+  }
+  return handler;
 }

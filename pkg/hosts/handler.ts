@@ -28,17 +28,17 @@ function reply(rcode: number, answers: ResourceRecord[] = []): Answer {
 }
 
 export function hostsHandler(table: HostsTable, o: HostsAnswering): ChainedHandler {
-  return (q) => {
+  return (q, next) => {
     const type = q.question.type;
     if (type === Type.PTR) {
       const ip = ipFromReverseName(q.qname);
       const names = ip === null ? [] : table.names(ip);
-      if (names.length === 0) return undefined;
+      if (names.length === 0) return next(q);
       return reply(Rcode.NOERROR, names.map((target) => ({ name: q.qname, type: Type.PTR, class: Class.IN, ttl: o.ttl, data: { target } })));
     }
-    if (!within(o.zones, q.qname)) return undefined;
+    if (!within(o.zones, q.qname)) return next(q);
     const found = table.lookup(q.qname);
-    if (found === null) return within(o.fallthrough, q.qname) ? undefined : reply(Rcode.SERVFAIL);
+    if (found === null) return within(o.fallthrough, q.qname) ? next(q) : reply(Rcode.SERVFAIL);
     const answers: ResourceRecord[] = [];
     if (type === Type.A) for (const address of found.v4) answers.push({ name: q.qname, type: Type.A, class: Class.IN, ttl: o.ttl, data: { address } });
     if (type === Type.AAAA) for (const address of found.v6) answers.push({ name: q.qname, type: Type.AAAA, class: Class.IN, ttl: o.ttl, data: { address } });

@@ -6,6 +6,7 @@ import { cachePolicy } from '../corefile/plugins/cache.ts';
 import type { HostsOptions } from '../corefile/plugins/hosts.ts';
 import { anyHandler } from '../any/any.ts';
 import { hostsHandler } from '../hosts/handler.ts';
+import { rewriteHandler } from '../rewrite/handler.ts';
 import { HostsTable } from '../hosts/table.ts';
 import type { Logger } from '../log/log.ts';
 import type { KubeDnsCorefile } from './corefile.ts';
@@ -58,8 +59,13 @@ export function corefileKubeDnsOptions(k: KubeDnsCorefile, configSync: KubeDnsOp
     queryLog: k.queryLog ?? undefined,
     configSync,
     coreDnsMetrics: { zone: k.clusterBlockZone, plugins: k.plugins },
-    // In CoreDNS's order: any, then hosts.
-    servedBefore: [...(k.any ? [{ handler: anyHandler, close: () => undefined }] : []), ...(k.hosts === null ? [] : [hostsPlugin(k.hosts, k.cache, log)])],
+    // In CoreDNS's order: any, rewrite, hosts.
+    servedBefore: [
+      ...(k.any ? [{ handler: anyHandler, close: () => undefined }] : []),
+      ...(k.rewrite.length > 0 ? [{ handler: rewriteHandler(k.rewrite), close: () => undefined }] : []),
+      ...(k.hosts === null ? [] : [hostsPlugin(k.hosts, k.cache, log)]),
+    ],
+    servedBeforeZone: k.clusterBlockZone,
     forwarding: {
       forceTcp: k.forceTcp,
       maxInFlight: k.maxConcurrent,

@@ -21,6 +21,8 @@ import { hostsOptions } from '../corefile/plugins/hosts.ts';
 import type { HostsOptions } from '../corefile/plugins/hosts.ts';
 import { kubernetesOptions } from '../corefile/plugins/kubernetes.ts';
 import { logRules } from '../corefile/plugins/log.ts';
+import { rewriteRule } from '../corefile/plugins/rewrite.ts';
+import type { NameRule } from '../rewrite/rules.ts';
 import type { QueryLogBlock, QueryLogRule } from '../querylog/querylog.ts';
 import type { KubernetesOptions } from '../corefile/plugins/kubernetes.ts';
 import { formatUpstream } from '../forward/forward.ts';
@@ -36,6 +38,7 @@ interface Block extends Place {
   cache: CacheOptions | null;
   hosts: HostsOptions | null;
   log: QueryLogRule[];
+  rewrite: NameRule[];
   /** Plugin names used, for the checks of the whole. */
   used: Set<string>;
 }
@@ -60,6 +63,8 @@ export interface KubeDnsCorefile {
   cache: CacheOptions | null;
   /** `hosts` in the cluster's block: answered before the cluster and the upstreams. */
   hosts: HostsOptions | null;
+  /** `rewrite` in the cluster's block: its name rules, in the order written. */
+  rewrite: NameRule[];
   /** `log`: every block's rules (none: no query log). */
   queryLog: QueryLogBlock[] | null;
   /** `any`: ANY questions get RFC 8482's HINFO. */
@@ -110,6 +115,7 @@ function plugins(whole: KubeDnsCorefile, ctx: KubeDnsCorefileContext): Plugin<Bl
       if (d.block !== null || d.args.length > 1 || (d.args.length === 1 && d.args[0] !== 'round_robin')) throw unserved(d, `loadbalance \`${d.args.join(' ')}\``);
       whole.roundRobin = true;
     }),
+    use('rewrite', (d, b) => b.rewrite.push(rewriteRule(d))),
     use('cache', (d, b) => (b.cache = cacheOptions(d))),
     use('hosts', (d, b) => (b.hosts = hostsOptions(d, b.zone))),
     use('kubernetes', (d, b) => (b.kubernetes = kubernetesOptions(d, b.zone))),
@@ -126,7 +132,7 @@ function noBlock(d: Directive): void {
 function unplanned(port: number): KubeDnsCorefile {
   return {
     domain: '', ttl: 0, pods: 'disabled', kubeconfig: null, endpoint: null, port, bind: null, upstreams: [], forceTcp: false, maxConcurrent: null,
-    stubDomains: new Map(), cache: null, hosts: null, queryLog: null, any: false, loop: false, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
+    stubDomains: new Map(), cache: null, hosts: null, rewrite: [], queryLog: null, any: false, loop: false, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
     clusterBlockZone: '', plugins: [],
   };
 }
@@ -138,7 +144,7 @@ export function kubeDnsCorefile(blocks: readonly ServerBlock[], ctx: KubeDnsCore
     program: 'kube-dns',
     plugins: plugins(whole, ctx),
     defaultPort: ctx.defaultPort,
-    zone: ({ zone, port }, block) => ({ zone, port, bind: [], kubernetes: null, forward: null, cache: null, hosts: null, log: [], used: new Set<string>(), file: block.file, line: block.line }),
+    zone: ({ zone, port }, block) => ({ zone, port, bind: [], kubernetes: null, forward: null, cache: null, hosts: null, log: [], rewrite: [], used: new Set<string>(), file: block.file, line: block.line }),
   });
   const cluster = planned.filter((b) => b.kubernetes !== null);
   if (cluster.length !== 1) throw new CorefileError('COREFILE_INVALID', cluster[1] ?? { file: null, line: 1 }, 'kube-dns serves one `kubernetes` (one cluster), in one block');
@@ -146,6 +152,7 @@ export function kubeDnsCorefile(blocks: readonly ServerBlock[], ctx: KubeDnsCore
   Object.assign(whole, { domain: k.domain, ttl: k.options.ttl, pods: k.options.pods, kubeconfig: k.options.kubeconfig, endpoint: k.options.endpoint, port: cluster[0].port });
   whole.clusterBlockZone = cluster[0].zone;
   whole.hosts = cluster[0].hosts;
+  whole.rewrite = cluster[0].rewrite;
   whole.plugins = KUBE_DNS_COREFILE_PLUGINS.filter((p) => cluster[0].used.has(p));
   for (const b of planned) {
     if (b.port !== whole.port) throw unserved(b, `a second port (${b.port}; the cluster's block is on ${whole.port})`);
@@ -174,7 +181,9 @@ function clusterOf(b: Block): { domain: string; options: KubernetesOptions } {
 
 /** The root's (or the cluster block's) forward and cache: names outside the cluster. */
 function routeRoot(whole: KubeDnsCorefile, b: Block, domain: string): void {
-  if (b.hosts !== null && b.kubernetes === null) throw unserved(b, `hosts in the block of ${b.zone || '.'} apart from kubernetes' (kube-dns serves hosts in the cluster's block)`);
+  for (const p of ['hosts', 'rewrite'] as const) {
+    if (b.kubernetes === null && b.used.has(p)) throw unserved(b, `${p} in the block of ${b.zone || '.'} apart from kubernetes' (kube-dns serves ${p} in the cluster's block)`);
+  }
   if (b.forward !== null) {
     if (b.forward.from !== '' && b.forward.from !== b.zone) throw unserved(b, `forward for ${b.forward.from} inside the block of ${b.zone || '.'}`);
     whole.upstreams = b.forward.upstreams.map(formatUpstream);

@@ -97,8 +97,13 @@ export interface KubeDnsOptions {
   coreDnsMetrics?: { zone: string; plugins: readonly string[] };
   /** A query log line per reply, as CoreDNS's `log` writes it (a Corefile's log rules, by server block). */
   queryLog?: QueryLogBlock[];
-  /** Handlers that answer before kube-dns's own, in a Corefile's order (its hosts); each closed at stop(). */
+  /**
+   * Handlers that answer before kube-dns's own, in a Corefile's order (the cluster block's any,
+   * rewrite, hosts); each closed at stop(). They see the names of `servedBeforeZone` ('' every name)
+   * but those of a stub domain (another block's, in CoreDNS).
+   */
   servedBefore?: { handler: ChainedHandler; close(): void }[];
+  servedBeforeZone?: string;
 }
 
 export interface ForwardingOptions {
@@ -134,6 +139,8 @@ export class KubeDns {
   /** Each thread's answer cache budget (--cache-bytes / --workers). */
   private readonly http: HttpEndpoints[] = [];
   private config: KubeDnsConfig;
+  /** The stub domains' zones in force (servedBefore skips their names). */
+  private stubZones: readonly string[] = [];
   private syncWatch: NodeJS.Timeout | undefined;
   private lameDucking = false;
 
@@ -186,9 +193,15 @@ export class KubeDns {
     // --workers: every thread an answer cache of --cache-bytes, this one's among them (kubeDnsThreadBudget).
     const answers = new AnswerCache({ maxBytes: o.answerCacheBytes, maxEntries: fw?.cacheEntries ?? undefined });
     this.metrics.setAnswerCacheReader(() => answers);
-    this.handler = chain((o.servedBefore ?? []).map((p) => p.handler), resolver.handle);
+    this.handler = chain((o.servedBefore ?? []).map((p) => this.scoped(p.handler, o.servedBeforeZone ?? '')), resolver.handle);
     const onReply = o.queryLog === undefined ? undefined : new QueryLog(o.queryLog).onReply;
     this.server = new DnsServer({ handler: this.handler, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, onReply, answerCache: answers, roundRobin: o.roundRobin, reusePort: workers > 1, maxTcpConnections: tcpConnectionsShare(workers) });
+  }
+
+  /** `handler` for the names of `zone` that no stub domain holds (the block it was written in); the rest go on. */
+  private scoped(handler: ChainedHandler, zone: string): ChainedHandler {
+    const within = (z: string, name: string) => z === '' || name === z || name.endsWith(`.${z}`);
+    return (q, next) => (within(zone, q.qname) && !this.stubZones.some((z) => within(z, q.qname)) ? handler(q, next) : next(q));
   }
 
   /** CoreDNS's names for what this process counts (a Corefile's server block). */
@@ -322,6 +335,7 @@ export class KubeDns {
   private configure(next: KubeDnsConfig): void {
     const before = [...this.federations()].join();
     this.config = next;
+    this.stubZones = [...next.stubDomains.keys()];
     this.log.info('configuration loaded', { from: this.configSync.describe() });
     if ([...this.federations()].join() !== before) {
       // Names answered (or refused) before the change may sit in the answer cache.

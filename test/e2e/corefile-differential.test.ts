@@ -174,6 +174,33 @@ t.test('the same Corefiles: CoreDNS 1.15 and kube-dns -conf answer alike', async
       ['web.app.svc.cluster.local', 'TXT'], ['WEB.App.svc.cluster.local', 'A'], ['www.example.org', 'MX'],
     ],
   });
+  shapes.push({
+    // What operators write most (../shared/reference/corefiles.md): name rules of every match kind, the
+    // block form with `answer name` (Gardener's), a `continue` run, a CNAME through a rewrite, a
+    // relayed answer, an invalid result.
+    name: 'rewrite',
+    differences: {},
+    text: (port, kubeconfig) =>
+      withLines(corefile(port, up.port, kubeconfig), '    kubernetes', [
+        '    rewrite name exact db.example.org web.app.svc.cluster.local',
+        '    rewrite name suffix .internal.corp .app.svc.cluster.local answer auto',
+        '    rewrite stop {',
+        '       name regex (.*)-(app)\\.example\\.net {1}.{2}.svc.cluster.local',
+        '       answer name (.*)\\.(app)\\.svc\\.cluster\\.local {1}-{2}.example.net',
+        '    }',
+        '    rewrite name substring legacy-ns app',
+        '    rewrite continue name prefix api. web.',
+        '    rewrite name suffix .svc.corp .svc.cluster.local answer auto',
+        '    rewrite name exact alias.example.org www.example.org',
+        '    rewrite name exact ext.example.org ext.app.svc.cluster.local',
+        '    rewrite name regex ^(x+)\\.long\\.test\\.$ {1}{1}.example.org',
+      ]),
+    questions: [
+      ['db.example.org', 'A'], ['DB.Example.org', 'A'], ['web.internal.corp', 'A'], ['web-app.example.net', 'A'], ['web-app.example.net', 'AAAA'],
+      ['db.legacy-ns.svc.cluster.local', 'A'], ['api.app.svc.corp', 'A'], ['alias.example.org', 'A'], ['alias.example.org', 'AAAA'],
+      ['ext.example.org', 'A'], [`${'x'.repeat(40)}.long.test`, 'A'], ['nothing.internal.corp', 'A'], ['www.example.org', 'A'],
+    ],
+  });
   for (const shape of shapes) {
     await t.test(`${shape.name} Corefile`, async (t) => {
       const [ours, theirs] = [await freePort(), await freePort()];

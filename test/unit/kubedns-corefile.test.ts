@@ -52,7 +52,7 @@ t.test('what kube-dns does not serve yet is refused at its line', async (t) => {
     ['.:53 {\n  kubernetes cluster.local\n}\nexample.org:5353 {\n  forward . 1.1.1.1\n}\n', /^Corefile line 4: a second port \(5353; the cluster's block is on 53\)/],
     ['.:53 {\n  kubernetes cluster.local\n}\nexample.org {\n  cache 30\n  forward . 1.1.1.1\n}\n', /^Corefile line 4: the block of example\.org with cache/],
     ['.:53 {\n  kubernetes cluster.local\n  cache 30 {\n    disable success example.org\n  }\n}\n', /^Corefile line 1: cache disable for example\.org is not served/],
-    ['.:53 {\n  kubernetes cluster.local\n  rewrite name a.example b.example\n}\n', /^Corefile line 3: the plugin `rewrite` is not served by kube-dns/],
+    ['.:53 {\n  kubernetes cluster.local\n  rewrite type ANY HINFO\n}\n', /^Corefile line 3: a rewrite rule of the type field is not served/],
     ['.:53 {\n  kubernetes cluster.local\n  loadbalance weighted /x\n}\n', /^Corefile line 3: loadbalance `weighted \/x` is not served/],
     ['.:53 {\n  kubernetes cluster.local\n  forward . 1.1.1.1 {\n    policy sequential\n  }\n}\n', /^Corefile line 4: forward option `policy sequential` is not served/],
   ];
@@ -76,4 +76,27 @@ t.test("log as the distributions write it (minikube's bare, MicroK8s' and Talos'
     ['.:53 {\n  log {\n    format json\n  }\n  kubernetes cluster.local\n}\n', /^Corefile line 3: log: unknown property `format json`/],
   ];
   for (const [text, message] of refused) t.throws(() => plan(text), { message }, text);
+});
+
+t.test('rewrite: name rules as CoreDNS reads them, in the order written; what it refuses', async (t) => {
+  const rules = plan('.:53 {\n  rewrite name Example.NET example.org\n  rewrite continue name suffix .corp .svc.cluster.local answer auto\n  rewrite stop {\n    name regex (.*)-app\\.example\\.net {1}.app.svc.cluster.local\n    answer name (.*)\\.app\\.svc\\.cluster\\.local {1}-app.example.net\n    value (.*)\\.svc\\.cluster\\.local\\. {1}.example.net\n  }\n  kubernetes cluster.local\n}\n').rewrite;
+  t.match(rules, [
+    { mode: 'stop', match: 'exact', from: 'example.net.', to: 'example.org.', auto: true, answers: [] },
+    { mode: 'continue', match: 'suffix', from: '.corp.', to: '.svc.cluster.local.', auto: true },
+    { mode: 'stop', match: 'regex', from: '(.*)-app\\.example\\.net', to: '{1}.app.svc.cluster.local.', auto: false, answers: [{ kind: 'name' }, { kind: 'value' }] },
+  ]);
+  t.equal(rules[2].answers[1].rewrite('web.app.svc.cluster.local.'), 'web.app.example.net.', 'an answer rule: its groups put in, TO normalized');
+  const refused: [string, RegExp][] = [
+    ['rewrite answer name a b', /line 2: rewrite: response rewrites must begin with a name rule/],
+    ['rewrite name regex (.*)\\.a {1}{2}.b', /line 2: rewrite: the rewrite regex pattern \(\{1\}\{2\}\.b\) uses more subexpressions/],
+    ['rewrite name regex (.*\\.a {1}.b', /line 2: rewrite: invalid regex matching pattern/],
+    ['rewrite name regex (?=x)a b', /line 2: rewrite: invalid regex matching pattern/],
+    ['rewrite name regex (.*)\\.a {1}.b metadata', /line 2: a rewrite rule with metadata is not served/],
+    ['rewrite name regex (.*)\\.a {1}.b answer auto answer name (.*) {1}', /line 2: rewrite: auto name answer rule cannot be combined/],
+    ['rewrite name fuzzy a b', /line 2: rewrite: a name rule matches exact, prefix, suffix, substring or regex/],
+    ['rewrite name exact a b answer', /line 2: rewrite: answer: answer rules begin/],
+    ['rewrite edns0 local set 0xffee abc', /line 2: a rewrite rule of the edns0 field is not served/],
+  ];
+  for (const [line, message] of refused) t.throws(() => plan(`.:53 {\n  ${line}\n  kubernetes cluster.local\n}\n`), { message }, line);
+  t.throws(() => plan('cluster.local {\n  kubernetes cluster.local\n}\n. {\n  rewrite name a.example b.example\n  forward . 1.1.1.1\n}\n'), { message: /^Corefile line 4: rewrite in the block of \. apart from kubernetes'/ });
 });
