@@ -56,6 +56,7 @@ export function corefileKubeDnsOptions(k: KubeDnsCorefile, configSync: KubeDnsOp
     answerCacheBytes: ANSWER_CACHE_BYTES,
     roundRobin: k.roundRobin,
     workers: 0,
+    autopath: k.autopath,
     queryLog: k.queryLog ?? undefined,
     configSync,
     coreDnsMetrics: { zone: k.clusterBlockZone, plugins: k.plugins },

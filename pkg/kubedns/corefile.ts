@@ -25,6 +25,7 @@ import { rewriteRule } from '../corefile/plugins/rewrite.ts';
 import type { NameRule } from '../rewrite/rules.ts';
 import type { QueryLogBlock, QueryLogRule } from '../querylog/querylog.ts';
 import type { KubernetesOptions } from '../corefile/plugins/kubernetes.ts';
+import { normalizeDomain } from '../config/config.ts';
 import { formatUpstream } from '../forward/forward.ts';
 import type { Upstream } from '../forward/forward.ts';
 
@@ -67,6 +68,8 @@ export interface KubeDnsCorefile {
   rewrite: NameRule[];
   /** `log`: every block's rules (none: no query log). */
   queryLog: QueryLogBlock[] | null;
+  /** `autopath @kubernetes`: a pod's search walk answered at its first query (pkg/autopath). */
+  autopath: boolean;
   /** `any`: ANY questions get RFC 8482's HINFO. */
   any: boolean;
   /** `loop`: the upstreams probed for a loop back to us. */
@@ -116,6 +119,12 @@ function plugins(whole: KubeDnsCorefile, ctx: KubeDnsCorefileContext): Plugin<Bl
       whole.roundRobin = true;
     }),
     use('rewrite', (d, b) => b.rewrite.push(rewriteRule(d))),
+    use('autopath', (d, b) => {
+      const zones = d.args.slice(0, -1).map((z) => (z === '.' ? '' : normalizeDomain(z)));
+      if (d.args.at(-1) !== '@kubernetes' || d.block !== null) throw unserved(d, `autopath \`${d.args.join(' ')}\` (kube-dns serves \`autopath @kubernetes\`: the search path of the asking pod)`);
+      if (zones.some((z) => z !== b.zone)) throw unserved(d, `autopath for zones other than its block's (${b.zone || '.'})`);
+      whole.autopath = true;
+    }),
     use('cache', (d, b) => (b.cache = cacheOptions(d))),
     use('hosts', (d, b) => (b.hosts = hostsOptions(d, b.zone))),
     use('kubernetes', (d, b) => (b.kubernetes = kubernetesOptions(d, b.zone))),
@@ -132,7 +141,7 @@ function noBlock(d: Directive): void {
 function unplanned(port: number): KubeDnsCorefile {
   return {
     domain: '', ttl: 0, pods: 'disabled', kubeconfig: null, endpoint: null, port, bind: null, upstreams: [], forceTcp: false, maxConcurrent: null,
-    stubDomains: new Map(), cache: null, hosts: null, rewrite: [], queryLog: null, any: false, loop: false, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
+    stubDomains: new Map(), cache: null, hosts: null, rewrite: [], queryLog: null, autopath: false, any: false, loop: false, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
     clusterBlockZone: '', plugins: [],
   };
 }
@@ -181,7 +190,7 @@ function clusterOf(b: Block): { domain: string; options: KubernetesOptions } {
 
 /** The root's (or the cluster block's) forward and cache: names outside the cluster. */
 function routeRoot(whole: KubeDnsCorefile, b: Block, domain: string): void {
-  for (const p of ['hosts', 'rewrite'] as const) {
+  for (const p of ['hosts', 'rewrite', 'autopath'] as const) {
     if (b.kubernetes === null && b.used.has(p)) throw unserved(b, `${p} in the block of ${b.zone || '.'} apart from kubernetes' (kube-dns serves ${p} in the cluster's block)`);
   }
   if (b.forward !== null) {

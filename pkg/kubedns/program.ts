@@ -20,7 +20,7 @@ import { serviceEntryKind } from '../serviceentry/kind.ts';
 import { podKind } from '../autopath/kind.ts';
 import { UpstreamSilence } from '../autopath/autopath.ts';
 import { registerAutopathMetrics } from '../autopath/metrics.ts';
-import { PodIndex } from '../autopath/pod-index.ts';
+import { PodIndex, ipv4Number } from '../autopath/pod-index.ts';
 import type { Source } from '../source/source.ts';
 import { KubernetesSource } from '../source/kubernetes.ts';
 import { registerKubernetesSourceMetrics } from '../source/kubernetes-metrics.ts';
@@ -46,6 +46,12 @@ import type { KubeDnsMetrics, KubeDnsState } from './metrics.ts';
 import { createHttpEndpoints } from './http.ts';
 import type { HttpEndpoints } from './http.ts';
 import type { FederationContext } from './resolver.ts';
+
+/** Whether the pod index holds a pod at `ip` (IPv4: what the index keeps) in `namespace`. */
+function podIn(pods: PodIndex, ip: string, namespace: string): boolean {
+  const n = ipv4Number(ip);
+  return n > 0 && pods.namespaceOf(n) === namespace;
+}
 
 /**
  * --workers=auto's memory bound: RSS at one thread with 10,000 Services (142 MiB measured, bench:scale)
@@ -148,14 +154,15 @@ export class KubeDns {
     this.o = o;
     this.log = createLogger('kube-dns');
     this.metrics = createKubeDnsMetrics();
-    this.zone = new Zone({ domain: o.domain, ttl: o.ttl, podRecords: o.podRecords });
+    // Pods are watched for autopath and for `pods verified` (a pod record answered only for a pod there).
+    const pods = o.autopath || o.podRecords === 'verified' ? new PodIndex() : null;
+    this.zone = new Zone({ domain: o.domain, ttl: o.ttl, podRecords: o.podRecords, podAt: pods === null ? undefined : (ip, namespace) => podIn(pods, ip, namespace) });
     const fw = o.forwarding;
     this.forwarder = new Forwarder({ log: this.log.child('forward'), forceTcp: fw?.forceTcp, maxInFlight: fw?.maxInFlight ?? undefined });
     this.loop = fw?.loopDetect ? new LoopDetector(this.forwarder, this.log.child('loop')) : undefined;
     this.configSync = this.makeConfigSync();
     this.config = this.configSync.current();
     const serviceEntries = o.serviceEntries ? new ServiceEntryNames() : null;
-    const pods = o.autopath ? new PodIndex() : null;
     const kinds = [...CLUSTER_KINDS, ...(serviceEntries ? [this.watchServiceEntries(serviceEntries)] : []), ...(pods ? [this.watch(podKind(pods))] : [])];
     this.store = new ClusterStore(
       {
@@ -183,7 +190,7 @@ export class KubeDns {
       hostname: hostname(),
       log: this.log.child('resolver'),
       serviceEntries,
-      autopath: pods && { index: pods, counted: registerAutopathMetrics(this.metrics.registry, pods), silence: new UpstreamSilence() },
+      autopath: o.autopath !== true || pods === null ? null : { index: pods, counted: registerAutopathMetrics(this.metrics.registry, pods), silence: new UpstreamSilence() },
       forwardCache: fw?.cache ?? undefined,
       loop: this.loop,
     });

@@ -206,8 +206,20 @@ export class Resolver {
       ap.counted(upstream.rcode === Rcode.NXDOMAIN ? 'nxdomain' : 'failed');
       return null;
     }
-    const message = reply(Rcode.NOERROR, { answers: upstream.answers, authorities: upstream.authorities });
+    this.capTtls(upstream.answers);
+    this.capTtls(upstream.authorities);
+    // The upstream's own flags, as CoreDNS's autopath hands on what its forward got.
+    const message = reply(Rcode.NOERROR, { aa: upstream.aa, answers: upstream.answers, authorities: upstream.authorities });
     return this.autopathAnswer(q, name, message, 'upstream');
+  }
+
+  /**
+   * A Corefile's cache caps the TTLs of what comes through it, records fetched for a chased CNAME or
+   * an autopath walk too (CoreDNS asks those through its own chain, cache included).
+   */
+  private capTtls(records: ResourceRecord[]): void {
+    const cap = this.o.forwardCache;
+    if (cap !== undefined) for (const rr of records) rr.ttl = clampTtl(rr.ttl, cap);
   }
 
   /** `message` (the answer for `found`) behind a CNAME from the asked name: this asker's alone. */
@@ -255,9 +267,7 @@ export class Resolver {
     try {
       const wire = await this.o.forwarder.forward(encodeMessage(query).bytes, target);
       const upstream = parseMessage(wire);
-      // A Corefile's cache caps what comes through it, the target's records too (CoreDNS chases through its own chain).
-      const cap = this.o.forwardCache;
-      if (cap !== undefined) for (const rr of upstream.answers) rr.ttl = clampTtl(rr.ttl, cap);
+      this.capTtls(upstream.answers);
       message.answers.push(...upstream.answers);
       if (upstream.rcode === Rcode.NXDOMAIN) message.rcode = Rcode.NXDOMAIN;
     } catch (err) {

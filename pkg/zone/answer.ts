@@ -93,13 +93,14 @@ export function answerFromNode(node: TreeNode, name: string, qtype: number, ttl:
 
 /**
  * Pod records `<dashed-ip>.<ns>.pod.<zone>` (insecure mode: any parseable IP answers, as kube-dns and
- * CoreDNS `pods insecure` do). `labels` are relative to the zone and end with "pod". Returns the rcode.
+ * CoreDNS `pods insecure` do; verified mode, `podAt` given: only a pod's address in its namespace, as
+ * CoreDNS `pods verified`). `labels` are relative to the zone and end with "pod". Returns the rcode.
  */
-export function podLookup(labels: readonly string[], name: string, qtype: number, ttl: number, out: ResourceRecord[]): number {
+export function podLookup(labels: readonly string[], name: string, qtype: number, ttl: number, out: ResourceRecord[], podAt: ((ip: string, namespace: string) => boolean) | null = null): number {
   if (labels.length < 3) return Rcode.NOERROR; // pod.<zone> and <ns>.pod.<zone> exist: everything below them does
   if (labels.length > 3) return Rcode.NXDOMAIN;
   const ip = ipFromDashed(labels[0]);
-  if (ip === null) return Rcode.NXDOMAIN;
+  if (ip === null || (podAt !== null && !podAt(ip, labels[1]))) return Rcode.NXDOMAIN;
   const type = ipFamily(ip) === 4 ? Type.A : Type.AAAA;
   if (qtype === type || qtype === Type.ANY) out.push({ name, type, class: Class.IN, ttl, data: { address: ip } });
   return Rcode.NOERROR;

@@ -10,13 +10,15 @@ import type { ServiceView } from './service-view.ts';
 import { TreeNode, ensurePath, removeView, walk } from './tree.ts';
 import { answerFromNode, answerFromView, podLookup } from './answer.ts';
 
-export type PodRecordsMode = 'insecure' | 'disabled';
+export type PodRecordsMode = 'insecure' | 'verified' | 'disabled';
 
 export interface ZoneOptions {
   /** Cluster domain without trailing dot, lowercased, e.g. "cluster.local". */
   domain: string;
   ttl: number;
   podRecords: PodRecordsMode;
+  /** `verified`: whether a pod at `ip` lives in `namespace` (CoreDNS's `pods verified`). */
+  podAt?: (ip: string, namespace: string) => boolean;
   /** Seconds clock, for the SOA serial. */
   now?: () => number;
 }
@@ -67,6 +69,7 @@ export class Zone {
   /** ClusterIP → service key. */
   readonly clusterIPMap = new Map<string, string>();
   private readonly views = new Map<string, ServiceView>();
+  private readonly podAt: ((ip: string, namespace: string) => boolean) | null;
   private readonly suffix: string;
   private readonly now: () => number;
   private soaSerial: number;
@@ -75,11 +78,12 @@ export class Zone {
     this.domain = opts.domain;
     this.ttl = opts.ttl;
     this.podRecords = opts.podRecords;
+    this.podAt = opts.podRecords === 'verified' ? (opts.podAt ?? (() => false)) : null;
     this.suffix = '.' + opts.domain;
     this.now = opts.now ?? (() => Math.floor(Date.now() / 1000));
     this.soaSerial = this.now();
     this.root.ensureChild('svc', true);
-    if (opts.podRecords === 'insecure') this.root.ensureChild('pod', true);
+    if (opts.podRecords !== 'disabled') this.root.ensureChild('pod', true);
     this.root.records = [{ type: Type.NS, data: { target: `ns.dns.${opts.domain}` } }];
     // ns.dns.<zone> exists (the NS target) so that asking for it is NODATA, not NXDOMAIN.
     this.root.ensureChild('dns', true).ensureChild('ns', true);
@@ -197,8 +201,8 @@ export class Zone {
   /** Adds what `name` holds for `qtype` to `result`; returns a CNAME target to follow, or null. */
   private lookupOne(name: string, qtype: number, result: LookupResult): string | null {
     const labels = this.relativeLabels(name);
-    if (labels.at(-1) === 'pod' && this.podRecords === 'insecure') {
-      result.rcode = podLookup(labels, name, qtype, this.ttl, result.answers);
+    if (labels.at(-1) === 'pod' && this.podRecords !== 'disabled') {
+      result.rcode = podLookup(labels, name, qtype, this.ttl, result.answers, this.podAt);
       result.synthesized = true;
       return null;
     }

@@ -91,11 +91,11 @@ function corednsCanRun(t: Test): string | null {
 }
 
 /** Each question asked of both; alike, or a difference `differences` names. */
-async function compare(t: Test, questions: readonly [string, string][], ours: number, theirs: number, differences: Record<string, string>): Promise<Map<string, DigResult>> {
+async function compare(t: Test, questions: readonly [string, string][], ours: number, theirs: number, differences: Record<string, string>, digArgs: string[] = []): Promise<Map<string, DigResult>> {
   const differing: string[] = [];
   const answered = new Map<string, DigResult>();
   for (const [name, type] of questions) {
-    const ask = (port: number) => (type === 'PTR' ? dig(port, '', 'PTR', ['-x', name]) : dig(port, name, type));
+    const ask = (port: number) => (type === 'PTR' ? dig(port, '', 'PTR', ['-x', name, ...digArgs]) : dig(port, name, type, digArgs));
     const [a, b] = [await ask(ours), await ask(theirs)];
     const key = `${name} ${type}`;
     answered.set(`${name.toLowerCase()}. ${type}`, a);
@@ -131,11 +131,17 @@ t.test('the same Corefiles: CoreDNS 1.15 and kube-dns -conf answer alike', async
     },
     { apiVersion: 'v1', kind: 'Service', metadata: { name: 'ext', namespace: 'app' }, spec: { type: 'ExternalName', externalName: 'www.example.org' } },
   ]);
+  // Pods as the kubelet reports them: dig's own address is a pod of `app` (autopath acts on the asker's pod).
+  for (const [name, ip] of [['asker', '127.0.0.1'], ['other', '10.1.2.3']]) {
+    await cluster.apply([{ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'app' }, spec: { containers: [{ name: 'c', image: 'example.invalid/c' }] } }]);
+    const patched = await cluster.request('PATCH', `/api/v1/namespaces/app/pods/${name}/status`, { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] } });
+    if (patched.status !== 200) throw new Error(`pod ${name}: status ${patched.status}`);
+  }
   const web = (await cluster.request('GET', '/api/v1/namespaces/app/services/web')).body.spec.clusterIP as string;
   DIFFERENCES[`${web} PTR`] = REVERSE_AA;
   DIFFERENCES['10.1.0.1 PTR'] = REVERSE_AA;
 
-  const shapes: { name: string; text: (port: number, kubeconfig: string) => string; questions: [string, string][]; differences: Record<string, string>; logged?: boolean }[] = [
+  const shapes: { name: string; text: (port: number, kubeconfig: string) => string; questions: [string, string][]; differences: Record<string, string>; logged?: boolean; digArgs?: string[] }[] = [
     {
       name: "kubeadm's",
       text: (port, kubeconfig) => corefile(port, up.port, kubeconfig),
@@ -201,6 +207,23 @@ t.test('the same Corefiles: CoreDNS 1.15 and kube-dns -conf answer alike', async
       ['ext.example.org', 'A'], [`${'x'.repeat(40)}.long.test`, 'A'], ['nothing.internal.corp', 'A'], ['www.example.org', 'A'],
     ],
   });
+  shapes.push({
+    // autopath as its README has it (`pods verified`, `autopath @kubernetes`); dig asks from a pod of
+    // `app`: CoreDNS takes the packet's source (127.0.0.1), kube-dns a loopback sender's Client Subnet
+    // (the pod's own forwarder's: pkg/autopath), so dig sends both.
+    name: 'autopath @kubernetes, pods verified',
+    digArgs: ['+subnet=127.0.0.1/32'],
+    differences: {
+      'nothing.example.org.app.svc.cluster.local A':
+        'a walk that ends in a failure upstream (here REFUSED) is answered as without autopath, NXDOMAIN, and the client walks on to the same end (pkg/autopath); CoreDNS hands it the failure at its first query',
+    },
+    text: (port, kubeconfig) => withLines(corefile(port, up.port, kubeconfig).replace('pods insecure', 'pods verified'), '    kubernetes', ['    autopath @kubernetes']),
+    questions: [
+      ['10-1-2-3.app.pod.cluster.local', 'A'], ['10-1-2-4.app.pod.cluster.local', 'A'], ['10-1-2-3.default.pod.cluster.local', 'A'], ['10-1-2-3.app.pod.cluster.local', 'AAAA'],
+      ['www.example.org.app.svc.cluster.local', 'A'], ['web.app.app.svc.cluster.local', 'A'], ['nothing.example.org.app.svc.cluster.local', 'A'],
+      ['www.example.org.other.svc.cluster.local', 'A'], ['web.app.svc.cluster.local', 'A'],
+    ],
+  });
   for (const shape of shapes) {
     await t.test(`${shape.name} Corefile`, async (t) => {
       const [ours, theirs] = [await freePort(), await freePort()];
@@ -211,7 +234,7 @@ t.test('the same Corefiles: CoreDNS 1.15 and kube-dns -conf answer alike', async
       const core = startCommand(t, [bin, '-conf', join(dir, 'theirs')], {}, 'coredns');
       await eventually(async () => (await dig(theirs, 'web.app.svc.cluster.local').catch(() => null))?.answer.length === 1, 'CoreDNS serving the cluster', 20_000);
       const [oursBefore, theirsBefore] = [kd.rawOutput().length, core.rawOutput().length];
-      const answered = await compare(t, shape.questions, ours, theirs, shape.differences);
+      const answered = await compare(t, shape.questions, ours, theirs, shape.differences, shape.digArgs);
       if (shape.logged === true) {
         // A line is written a turn after its reply.
         await eventually(() => queryLines(kd.rawOutput().slice(oursBefore)).length >= queryLines(core.rawOutput().slice(theirsBefore)).length, 'kube-dns has written its query log lines', 5000);

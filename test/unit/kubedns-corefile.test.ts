@@ -100,3 +100,16 @@ t.test('rewrite: name rules as CoreDNS reads them, in the order written; what it
   for (const [line, message] of refused) t.throws(() => plan(`.:53 {\n  ${line}\n  kubernetes cluster.local\n}\n`), { message }, line);
   t.throws(() => plan('cluster.local {\n  kubernetes cluster.local\n}\n. {\n  rewrite name a.example b.example\n  forward . 1.1.1.1\n}\n'), { message: /^Corefile line 4: rewrite in the block of \. apart from kubernetes'/ });
 });
+
+t.test('autopath @kubernetes and pods verified', async (t) => {
+  const k = plan('.:53 {\n  kubernetes cluster.local {\n    pods verified\n  }\n  autopath @kubernetes\n}\n');
+  t.match(k, { autopath: true, pods: 'verified' });
+  t.equal(plan(KUBEADM_COREFILE).autopath, false, 'off unless written');
+  t.equal(plan('cluster.local {\n  autopath cluster.local @kubernetes\n  kubernetes cluster.local\n}\n').autopath, true, "its block's zone named");
+  const refused: [string, RegExp][] = [
+    ['.:53 {\n  autopath /etc/resolv.conf\n  kubernetes cluster.local\n}\n', /^Corefile line 2: autopath `\/etc\/resolv\.conf` \(kube-dns serves `autopath @kubernetes`/],
+    ['.:53 {\n  autopath example.org @kubernetes\n  kubernetes cluster.local\n}\n', /^Corefile line 2: autopath for zones other than its block's/],
+    ['cluster.local {\n  kubernetes cluster.local\n}\n. {\n  autopath @kubernetes\n  forward . 1.1.1.1\n}\n', /^Corefile line 4: autopath in the block of \. apart from kubernetes'/],
+  ];
+  for (const [text, message] of refused) t.throws(() => plan(text), { message }, text);
+});

@@ -119,6 +119,12 @@ t.test('apex SOA/NS, dns-version TXT, pod records, ANY', async (t) => {
   t.ok(any.answers.length >= 1 && any.answers.every((a) => a.type === any.answers[0].type), 'one RRset');
   const off = new Zone({ domain: 'cluster.local', ttl: 30, podRecords: 'disabled' });
   t.equal(off.lookup('10-2-3-4.default.pod.cluster.local', Type.A).rcode, Rcode.NXDOMAIN);
+  // CoreDNS's `pods verified`: only a pod's own address, in its own namespace.
+  const verified = new Zone({ domain: 'cluster.local', ttl: 30, podRecords: 'verified', podAt: (ip, ns) => ip === '10.2.3.4' && ns === 'default' });
+  t.same(values(verified.lookup('10-2-3-4.default.pod.cluster.local', Type.A)), [{ type: Type.A, address: '10.2.3.4' }]);
+  t.equal(verified.lookup('10-2-3-5.default.pod.cluster.local', Type.A).rcode, Rcode.NXDOMAIN, 'no pod there');
+  t.equal(verified.lookup('10-2-3-4.other.pod.cluster.local', Type.A).rcode, Rcode.NXDOMAIN, 'a pod of another namespace');
+  t.equal(verified.lookup('default.pod.cluster.local', Type.A).rcode, Rcode.NOERROR);
 });
 
 t.test('updates replace and delete cleanly; serial moves', async (t) => {

@@ -1,4 +1,4 @@
-// `kubernetes [ZONES...] { pods insecure|disabled; fallthrough [ZONES...]; ttl N; kubeconfig FILE;
+// `kubernetes [ZONES...] { pods insecure|verified|disabled; fallthrough [ZONES...]; ttl N; kubeconfig FILE;
 // endpoint URL }`: the cluster zone and the reverse zones (`in-addr.arpa`, `ip6.arpa`) a program
 // answers from the API's Services, EndpointSlices and Pods. CoreDNS's defaults: the block's zones,
 // pods disabled, TTL 5 s. Other options are refused (not served yet).
@@ -7,7 +7,7 @@ import { normalizeDomain } from '../../config/config.ts';
 import { invalid, unserved, wholeNumber, written } from '../args.ts';
 import type { Directive } from '../read.ts';
 
-export type PodsMode = 'insecure' | 'disabled';
+export type PodsMode = 'insecure' | 'verified' | 'disabled';
 
 export interface KubernetesOptions {
   /** The zones it answers: lowercase, no trailing dot. */
@@ -27,7 +27,7 @@ const DEFAULT_TTL = 5;
 export function kubernetesOptions(d: Directive, blockZone: string): KubernetesOptions {
   const k: KubernetesOptions = { zones: d.args.length > 0 ? d.args.map(zoneOf(d)) : [blockZone], pods: 'disabled', ttl: DEFAULT_TTL, fallthrough: [], kubeconfig: null, endpoint: null };
   for (const o of d.block ?? []) {
-    if (o.name === 'pods' && o.args.length === 1 && (o.args[0] === 'insecure' || o.args[0] === 'disabled')) k.pods = o.args[0];
+    if (o.name === 'pods' && o.args.length === 1 && (o.args[0] === 'insecure' || o.args[0] === 'verified' || o.args[0] === 'disabled')) k.pods = o.args[0];
     else if (o.name === 'ttl' && o.args.length === 1) k.ttl = ttlOf(o);
     else if (o.name === 'fallthrough' && o.block === null) k.fallthrough = o.args.length === 0 ? [''] : o.args.map(zoneOf(o));
     else if (o.name === 'kubeconfig' && o.args.length === 1) k.kubeconfig = o.args[0];
