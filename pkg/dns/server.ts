@@ -144,6 +144,11 @@ export interface DnsServerOptions {
    * one name, from the handler or the cache, starts one record further on than the last. Default false.
    */
   roundRobin?: boolean;
+  /**
+   * The largest UDP reply, whatever the asker's EDNS buffer says (CoreDNS's bufsize: 1232 keeps
+   * replies unfragmented). Default UDP_MAX_SIZE (4096); at least 512.
+   */
+  maxUdpSize?: number;
 }
 
 export interface ServerStats {
@@ -227,6 +232,7 @@ export class DnsServer {
       udpRecvBufferSize: options.udpRecvBufferSize ?? 4 * 1024 * 1024,
       reusePort: options.reusePort ?? false,
       roundRobin: options.roundRobin ?? false,
+      maxUdpSize: Math.max(UDP_MIN_SIZE, options.maxUdpSize ?? UDP_MAX_SIZE),
     };
     this.cache = options.answerCache ?? new AnswerCache({ maxBytes: this.opts.answerCacheBytes });
     this.onCacheHit = options.onCacheHit;
@@ -394,7 +400,7 @@ export class DnsServer {
       if (opt.version > 0) return this.fail(req, Rcode.BADVERS, qEnd, opt.do, address, port, via, started);
       msgEnd = end;
       optDo = opt.do;
-      if (via.transport === 'udp') limit = Math.max(UDP_MIN_SIZE, Math.min(opt.udpSize, UDP_MAX_SIZE));
+      if (via.transport === 'udp') limit = Math.max(UDP_MIN_SIZE, Math.min(opt.udpSize, this.opts.maxUdpSize));
     }
     // Answers may differ with DO and CD (a DNSSEC-aware upstream's do), so every key carries both.
     const keyEnd = qEnd - HEADER_SIZE;

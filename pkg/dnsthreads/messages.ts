@@ -24,6 +24,8 @@ export interface ThreadStart {
   answerCacheBytes: number;
   answerCacheEntries?: number;
   roundRobin: boolean;
+  /** DnsServerOptions.maxUdpSize. */
+  maxUdpSize?: number;
   /** This thread's share of the process's TCP connections (tcpConnectionsShare). */
   maxTcpConnections: number;
   index: number;

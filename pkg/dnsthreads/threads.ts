@@ -43,6 +43,8 @@ export interface DnsThreadsOptions {
   answerCacheBytes: number;
   answerCacheEntries?: number;
   roundRobin: boolean;
+  /** Every thread's DnsServers' maxUdpSize. */
+  maxUdpSize?: number;
   /** Answers every thread's misses (this thread's handler). */
   handler: Handler;
   log: Logger;
@@ -106,10 +108,10 @@ export class DnsThreads {
   }
 
   private startThread(index: number): Promise<void> {
-    const { listen, answerCacheBytes, answerCacheEntries, roundRobin } = this.o;
+    const { listen, answerCacheBytes, answerCacheEntries, roundRobin, maxUdpSize } = this.o;
     const onCacheHit = this.o.onCacheHit;
     const maxTcpConnections = tcpConnectionsShare(this.o.count + 1);
-    const workerData: ThreadStart = { listen: [...listen], answerCacheBytes, answerCacheEntries, roundRobin, maxTcpConnections, index, reportHits: onCacheHit !== undefined, observerModule: this.o.observerModule, observerArgs: this.o.observerArgs };
+    const workerData: ThreadStart = { listen: [...listen], answerCacheBytes, answerCacheEntries, roundRobin, maxUdpSize, maxTcpConnections, index, reportHits: onCacheHit !== undefined, observerModule: this.o.observerModule, observerArgs: this.o.observerArgs };
     const worker = new Worker(WORKER_ENTRY, { workerData });
     const channel = new ThreadChannel(worker, {
       query: (r) => answerRemote(this.o.handler, r as RemoteQuery),

@@ -9,6 +9,8 @@ import { isLoopback } from '../dns/ip.ts';
 import { createLogger } from '../log/log.ts';
 import type { Logger } from '../log/log.ts';
 import { ForwardError } from './errors.ts';
+import { HealthChecks } from './health.ts';
+import type { HealthOptions } from './health.ts';
 import { Routes } from './routes.ts';
 import { ServerSet, serverKey } from './servers.ts';
 import type { ReplyStats, ServerStats, UpstreamServer } from './servers.ts';
@@ -34,8 +36,22 @@ export interface ForwarderOptions {
   udpSocketUses?: number;
   /** Every query over TCP, on pooled connections (CoreDNS's force_tcp; tcp-pool.ts). Default false. */
   forceTcp?: boolean;
+  /** forceTcp: a pooled connection idle this long is closed (CoreDNS's expire). Default 10 s. */
+  tcpIdleMs?: number;
+  /**
+   * Which server of a route is tried first (CoreDNS's policy); the rest follow in the route's order,
+   * wrapping. `sequential` (the default: dnsmasq's and kube-dns's way): the first; `random`: any;
+   * `round_robin`: the next one each time.
+   */
+  policy?: ForwardPolicy;
+  /** A stub domain's own policy (a Corefile's block of that zone), by domain (lowercase, no trailing dot). */
+  stubPolicies?: Readonly<Record<string, ForwardPolicy>>;
+  /** Upstreams marked down and probed (CoreDNS's max_fails and health_check; health.ts). Default: none. */
+  health?: HealthOptions;
   log?: Logger;
 }
+
+export type ForwardPolicy = 'sequential' | 'random' | 'round_robin';
 
 export interface ForwarderStats {
   /** forward() calls. */
@@ -89,13 +105,23 @@ export class Forwarder {
   private readonly tcpSockets = new Set<Socket>();
   private inFlight = 0;
   private closed = false;
+  private readonly policy: ForwardPolicy;
+  private readonly stubPolicies: Readonly<Record<string, ForwardPolicy>>;
+  /** Routes whose policy is not `policy` (a stub domain's own). */
+  private routePolicies = new WeakMap<readonly UpstreamServer[], ForwardPolicy>();
+  private turn = 0;
+  private readonly health: HealthChecks | null;
 
   constructor(opts: ForwarderOptions = {}) {
     this.timeoutMs = opts.timeoutMs ?? 2000;
     this.maxInFlight = opts.maxInFlight ?? 10_000;
     this.log = opts.log ?? createLogger('forward');
     this.udp = new UdpExchanger({ size: opts.udpSockets ?? 8, maxUses: opts.udpSocketUses ?? 200 }, this.stats, this.log);
-    this.tcp = opts.forceTcp ? new TcpExchanger({ size: TCP_CONNECTIONS, idleMs: TCP_IDLE_MS }, this.stats, this.log) : null;
+    this.tcp = opts.forceTcp ? new TcpExchanger({ size: TCP_CONNECTIONS, idleMs: opts.tcpIdleMs ?? TCP_IDLE_MS }, this.stats, this.log) : null;
+    this.policy = opts.policy ?? 'sequential';
+    this.stubPolicies = opts.stubPolicies ?? {};
+    const h = opts.health;
+    this.health = h === undefined || h.maxFails === 0 ? null : new HealthChecks(h, (probe, end, server) => this.probe(probe, end, server));
   }
 
   /**
@@ -197,8 +223,12 @@ export class Forwarder {
       let fallback: Buffer | null = null;
       let tried = 0;
       const deadline = budgetMs === Infinity ? Infinity : performance.now() + budgetMs;
-      for (const server of servers) {
-        if (skipDisabled && server.disabled) continue;
+      const n = servers.length;
+      const first = this.firstTry(n, this.routePolicies.get(servers) ?? this.policy);
+      const skipDown = this.health !== null && !servers.every((s) => this.health!.down(s));
+      for (let i = 0; i < n; i++) {
+        const server = servers[(first + i) % n];
+        if ((skipDisabled && server.disabled) || (skipDown && this.health!.down(server))) continue;
         const timeoutMs = this.tryTimeout(deadline);
         if (timeoutMs <= 0) break;
         tried++;
@@ -208,8 +238,10 @@ export class Forwarder {
         if (this.closed) throw new ForwardError('FORWARD_CLOSED', 'the forwarder was closed');
         if (reply === null) {
           server.unanswered++;
+          this.health?.unanswered(server);
           continue;
         }
+        this.health?.answered(server);
         if (isTruncated(reply)) {
           fallback = reply; // still tells the client to come back over TCP if nothing better turns up
           this.stats.tcpRetries++;
@@ -246,10 +278,26 @@ export class Forwarder {
     }
   }
 
+  /** Where a route of `n` servers starts, by its policy. */
+  private firstTry(n: number, policy: ForwardPolicy): number {
+    if (n <= 1 || policy === 'sequential') return 0;
+    if (policy === 'random') return Math.floor(Math.random() * n);
+    this.turn = (this.turn + 1) % n;
+    return this.turn;
+  }
+
+  /** One health probe to `server` (UDP, at most a second): whether any reply came back. */
+  private async probe(query: Buffer, queryEnd: number, server: UpstreamServer): Promise<boolean> {
+    // The exchanger writes the ID.
+    if (this.closed) return false;
+    return (await this.udp.exchange(query, queryEnd, server, Math.min(this.timeoutMs, 1000))) !== null;
+  }
+
   /** Fails waiting queries with FORWARD_CLOSED and closes every socket. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.health?.stop();
     for (const socket of this.tcpSockets) socket.destroy();
     this.tcp?.close();
     await this.udp.close();
@@ -260,11 +308,18 @@ export class Forwarder {
     const set = new ServerSet(this.servers);
     const defaultRoute = defaults.map((u) => set.intern(u));
     const stubRoutes = new Map<string, UpstreamServer[]>();
-    for (const [domain, servers] of stubs) stubRoutes.set(domain, servers.map((u) => set.intern(u)));
+    this.routePolicies = new WeakMap();
+    for (const [domain, servers] of stubs) {
+      const route = servers.map((u) => set.intern(u));
+      stubRoutes.set(domain, route);
+      const policy = this.stubPolicies[domain.toLowerCase().replace(/\.$/, '')];
+      if (policy !== undefined) this.routePolicies.set(route, policy);
+    }
     this.routes.setDefault(defaultRoute);
     this.routes.setStubs(stubRoutes);
     this.servers = set.byKey;
     this.udp.keepOnly(this.servers.values());
+    this.health?.keepOnly(this.servers.values());
     this.tcp?.keepOnly(this.servers.values());
     this.localRoutes = new WeakSet();
     for (const route of [defaultRoute, ...stubRoutes.values()]) if (route.length > 0 && route.every((s) => isLoopback(s.host))) this.localRoutes.add(route);

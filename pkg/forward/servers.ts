@@ -39,6 +39,8 @@ export class UpstreamServer implements Upstream {
   failed = 0;
   unanswered = 0;
   disabled = false;
+  /** Tries in a row that got no reply (health.ts). */
+  fails = 0;
   readonly replies = new HistogramCounts(FORWARD_DURATION_BUCKETS, REPLY_RCODES);
 
   constructor(u: Upstream) {

@@ -7,6 +7,7 @@ import type { HostsOptions } from '../corefile/plugins/hosts.ts';
 import { anyHandler } from '../any/any.ts';
 import { hostsHandler } from '../hosts/handler.ts';
 import { rewriteHandler } from '../rewrite/handler.ts';
+import { chaosHandler } from '../chaos/chaos.ts';
 import { HostsTable } from '../hosts/table.ts';
 import type { Logger } from '../log/log.ts';
 import type { KubeDnsCorefile } from './corefile.ts';
@@ -55,21 +56,24 @@ export function corefileKubeDnsOptions(k: KubeDnsCorefile, configSync: KubeDnsOp
     initialSyncTimeoutMs: 60_000,
     answerCacheBytes: ANSWER_CACHE_BYTES,
     roundRobin: k.roundRobin,
+    maxUdpSize: k.bufsize ?? undefined,
+    // CH questions are chaos's to answer (when written), else forwarded, as in CoreDNS.
+    answerChaos: false,
     workers: 0,
     autopath: k.autopath,
     queryLog: k.queryLog ?? undefined,
     configSync,
     coreDnsMetrics: { zone: k.clusterBlockZone, plugins: k.plugins },
-    // In CoreDNS's order: any, rewrite, hosts.
+    // In CoreDNS's order: any, chaos, rewrite, hosts.
     servedBefore: [
       ...(k.any ? [{ handler: anyHandler, close: () => undefined }] : []),
+      ...k.chaos.map((c) => ({ handler: chaosHandler(c.answers), close: () => undefined, zones: c.zones ?? undefined })),
       ...(k.rewrite.length > 0 ? [{ handler: rewriteHandler(k.rewrite), close: () => undefined }] : []),
       ...(k.hosts === null ? [] : [hostsPlugin(k.hosts, k.cache, log)]),
     ],
     servedBeforeZone: k.clusterBlockZone,
     forwarding: {
-      forceTcp: k.forceTcp,
-      maxInFlight: k.maxConcurrent,
+      settings: { ...k.forwarding, stubPolicies: k.stubPolicies },
       cache: k.cache === null ? null : cachePolicy(k.cache),
       cacheEntries: k.cache === null ? null : k.cache.successCapacity + k.cache.denialCapacity,
       loopDetect: k.loop,

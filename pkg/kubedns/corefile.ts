@@ -5,7 +5,7 @@
 // another zone with only `forward` (and `errors`) is a stub domain; everything on one port. Anything
 // else is refused at its line, never ignored.
 
-import { duration, noArgs, unserved } from '../corefile/args.ts';
+import { duration, invalid, noArgs, unserved, wholeNumber } from '../corefile/args.ts';
 import { CorefileError } from '../corefile/errors.ts';
 import type { Place } from '../corefile/errors.ts';
 import { planBlocks } from '../corefile/plan.ts';
@@ -15,13 +15,18 @@ import { bindAddresses } from '../corefile/plugins/bind.ts';
 import { cacheOptions } from '../corefile/plugins/cache.ts';
 import type { CacheOptions } from '../corefile/plugins/cache.ts';
 import { endpointAddress, healthOptions, prometheusAddress } from '../corefile/plugins/endpoints.ts';
-import { forwardOptions } from '../corefile/plugins/forward.ts';
+import { FORWARD_DEFAULTS, forwardOptions } from '../corefile/plugins/forward.ts';
+import type { ForwardSettings } from '../corefile/plugins/forward.ts';
+import type { ForwardPolicy } from '../forward/forward.ts';
 import type { ForwardOptions } from '../corefile/plugins/forward.ts';
 import { hostsOptions } from '../corefile/plugins/hosts.ts';
 import type { HostsOptions } from '../corefile/plugins/hosts.ts';
 import { kubernetesOptions } from '../corefile/plugins/kubernetes.ts';
 import { logRules } from '../corefile/plugins/log.ts';
 import { rewriteRule } from '../corefile/plugins/rewrite.ts';
+import { chaosOptions } from '../corefile/plugins/chaos.ts';
+import type { ChaosAnswers } from '../chaos/chaos.ts';
+import { VERSION } from './version.ts';
 import type { NameRule } from '../rewrite/rules.ts';
 import type { QueryLogBlock, QueryLogRule } from '../querylog/querylog.ts';
 import type { KubernetesOptions } from '../corefile/plugins/kubernetes.ts';
@@ -40,6 +45,7 @@ interface Block extends Place {
   hosts: HostsOptions | null;
   log: QueryLogRule[];
   rewrite: NameRule[];
+  chaos: ChaosAnswers | null;
   /** Plugin names used, for the checks of the whole. */
   used: Set<string>;
 }
@@ -56,8 +62,10 @@ export interface KubeDnsCorefile {
   bind: string | null;
   /** The root's `forward`: its upstreams as ip:port (none: none for names outside the cluster). */
   upstreams: string[];
-  forceTcp: boolean;
-  maxConcurrent: number | null;
+  /** The root's forward options (CoreDNS's defaults without one). */
+  forwarding: ForwardSettings;
+  /** Stub blocks' forward policies, by zone (the rest of their options are the root's). */
+  stubPolicies: Record<string, ForwardPolicy>;
   /** Blocks of other zones that only forward: zone → servers (ip:port). */
   stubDomains: Map<string, string[]>;
   /** `cache` on what is forwarded; null: nothing forwarded is kept. */
@@ -68,12 +76,16 @@ export interface KubeDnsCorefile {
   rewrite: NameRule[];
   /** `log`: every block's rules (none: no query log). */
   queryLog: QueryLogBlock[] | null;
+  /** `chaos`: in the cluster's block (zones null: its names), or in a block of its own zones. */
+  chaos: { zones: string[] | null; answers: ChaosAnswers }[];
   /** `autopath @kubernetes`: a pod's search walk answered at its first query (pkg/autopath). */
   autopath: boolean;
   /** `any`: ANY questions get RFC 8482's HINFO. */
   any: boolean;
   /** `loop`: the upstreams probed for a loop back to us. */
   loop: boolean;
+  /** `bufsize`: the largest UDP reply; null: 4096. */
+  bufsize: number | null;
   /** `loadbalance`: A and AAAA answers rotated. */
   roundRobin: boolean;
   health: { address: string; lameDuckMs: number } | null;
@@ -93,6 +105,12 @@ export interface KubeDnsCorefileContext {
   resolvServers?: (path: string) => Upstream[];
 }
 
+/** `chaos` unsaid: this program's version, and its name for the authors. */
+const CHAOS_DEFAULTS: ChaosAnswers = { version: `kube-dns-ts-${VERSION}`, authors: ['kube-dns-ts'] };
+
+/** CoreDNS's bufsize unsaid: what fits an IPv6 packet unfragmented (DNS Flag Day 2020). */
+const BUFSIZE_DEFAULT = 1232;
+
 /** CoreDNS's reload interval when none is written, and the least it takes. */
 const RELOAD_DEFAULT_MS = 30_000;
 const RELOAD_MIN_MS = 2000;
@@ -106,6 +124,12 @@ function plugins(whole: KubeDnsCorefile, ctx: KubeDnsCorefileContext): Plugin<Bl
       if (d.args.length > 2 || d.block !== null) throw unserved(d, 'a reload jitter or block');
       whole.reloadMs = d.args.length > 0 ? duration(d, d.args[0], 'the interval', RELOAD_MIN_MS) : RELOAD_DEFAULT_MS;
     }),
+    use('bufsize', (d) => {
+      const size = d.args.length === 0 ? BUFSIZE_DEFAULT : wholeNumber(d, d.args[0], 'the size', 0);
+      if (d.args.length > 1 || d.block !== null || size < 512 || size > 4096) throw invalid(d, 'takes one size, 512-4096');
+      if (whole.bufsize !== null && whole.bufsize !== size) throw unserved(d, 'bufsize differing by block (kube-dns serves every block on one server)');
+      whole.bufsize = size;
+    }),
     use('bind', (d, b) => b.bind.push(...bindAddresses(d))),
     use('ready', (d) => (noBlock(d), (whole.ready = endpointAddress(d, whole.ready, ':8181')))),
     use('health', (d) => (whole.health = healthOptions(d, whole.health?.address ?? null))),
@@ -114,6 +138,7 @@ function plugins(whole: KubeDnsCorefile, ctx: KubeDnsCorefileContext): Plugin<Bl
     use('errors', (d) => noArgs(d)),
     use('log', (d, b) => b.log.push(...logRules(d))),
     use('any', (d) => (noArgs(d), (whole.any = true))),
+    use('chaos', (d, b) => (b.chaos = chaosOptions(d, CHAOS_DEFAULTS))),
     use('loadbalance', (d) => {
       if (d.block !== null || d.args.length > 1 || (d.args.length === 1 && d.args[0] !== 'round_robin')) throw unserved(d, `loadbalance \`${d.args.join(' ')}\``);
       whole.roundRobin = true;
@@ -140,8 +165,8 @@ function noBlock(d: Directive): void {
 /** A plan before any block: nothing served. */
 function unplanned(port: number): KubeDnsCorefile {
   return {
-    domain: '', ttl: 0, pods: 'disabled', kubeconfig: null, endpoint: null, port, bind: null, upstreams: [], forceTcp: false, maxConcurrent: null,
-    stubDomains: new Map(), cache: null, hosts: null, rewrite: [], queryLog: null, autopath: false, any: false, loop: false, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
+    domain: '', ttl: 0, pods: 'disabled', kubeconfig: null, endpoint: null, port, bind: null, upstreams: [], forwarding: FORWARD_DEFAULTS, stubPolicies: {},
+    stubDomains: new Map(), cache: null, hosts: null, rewrite: [], chaos: [], queryLog: null, autopath: false, any: false, loop: false, bufsize: null, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
     clusterBlockZone: '', plugins: [],
   };
 }
@@ -153,7 +178,7 @@ export function kubeDnsCorefile(blocks: readonly ServerBlock[], ctx: KubeDnsCore
     program: 'kube-dns',
     plugins: plugins(whole, ctx),
     defaultPort: ctx.defaultPort,
-    zone: ({ zone, port }, block) => ({ zone, port, bind: [], kubernetes: null, forward: null, cache: null, hosts: null, log: [], rewrite: [], used: new Set<string>(), file: block.file, line: block.line }),
+    zone: ({ zone, port }, block) => ({ zone, port, bind: [], kubernetes: null, forward: null, cache: null, hosts: null, log: [], rewrite: [], chaos: null, used: new Set<string>(), file: block.file, line: block.line }),
   });
   const cluster = planned.filter((b) => b.kubernetes !== null);
   if (cluster.length !== 1) throw new CorefileError('COREFILE_INVALID', cluster[1] ?? { file: null, line: 1 }, 'kube-dns serves one `kubernetes` (one cluster), in one block');
@@ -162,18 +187,23 @@ export function kubeDnsCorefile(blocks: readonly ServerBlock[], ctx: KubeDnsCore
   whole.clusterBlockZone = cluster[0].zone;
   whole.hosts = cluster[0].hosts;
   whole.rewrite = cluster[0].rewrite;
+  if (cluster[0].chaos !== null) whole.chaos.push({ zones: null, answers: cluster[0].chaos });
   whole.plugins = KUBE_DNS_COREFILE_PLUGINS.filter((p) => cluster[0].used.has(p));
-  for (const b of planned) {
+  // The root's forward first: a stub block's options are checked against it.
+  for (const b of [...planned].sort((x, y) => Number(isRootRoute(y, cluster[0])) - Number(isRootRoute(x, cluster[0])))) {
     if (b.port !== whole.port) throw unserved(b, `a second port (${b.port}; the cluster's block is on ${whole.port})`);
     const bind = b.bind.length === 0 ? null : b.bind.join(' ');
     if (b.bind.length > 1 || (whole.bind !== null && bind !== whole.bind)) throw unserved(b, 'more than one bind address');
     whole.bind = bind ?? whole.bind;
-    if (b === cluster[0] || b.zone === '') routeRoot(whole, b, k.domain);
-    else stubBlock(whole, b);
+    if (isRootRoute(b, cluster[0])) routeRoot(whole, b, k.domain);
+    else otherBlock(whole, b);
   }
   if (planned.some((b) => b.log.length > 0)) whole.queryLog = planned.map((b) => ({ zone: b.zone, rules: b.log }));
   return whole;
 }
+
+/** The cluster's block and the root's carry the default route (names outside the cluster). */
+const isRootRoute = (b: Block, cluster: Block) => b === cluster || b.zone === '';
 
 /** The cluster's block: its one cluster zone, and reverse zones that fall through (as kube-dns forwards the addresses it does not hold). */
 function clusterOf(b: Block): { domain: string; options: KubernetesOptions } {
@@ -190,14 +220,14 @@ function clusterOf(b: Block): { domain: string; options: KubernetesOptions } {
 
 /** The root's (or the cluster block's) forward and cache: names outside the cluster. */
 function routeRoot(whole: KubeDnsCorefile, b: Block, domain: string): void {
+  if (b.kubernetes === null && b.chaos !== null) whole.chaos.push({ zones: [b.zone], answers: b.chaos });
   for (const p of ['hosts', 'rewrite', 'autopath'] as const) {
     if (b.kubernetes === null && b.used.has(p)) throw unserved(b, `${p} in the block of ${b.zone || '.'} apart from kubernetes' (kube-dns serves ${p} in the cluster's block)`);
   }
   if (b.forward !== null) {
     if (b.forward.from !== '' && b.forward.from !== b.zone) throw unserved(b, `forward for ${b.forward.from} inside the block of ${b.zone || '.'}`);
     whole.upstreams = b.forward.upstreams.map(formatUpstream);
-    whole.forceTcp = b.forward.forceTcp;
-    whole.maxConcurrent = b.forward.maxConcurrent;
+    whole.forwarding = b.forward.settings;
   }
   if (b.cache !== null) {
     // kube-dns's own answers are kept until the cluster changes them: `disable` of the cluster zone is what it does already.
@@ -207,12 +237,21 @@ function routeRoot(whole: KubeDnsCorefile, b: Block, domain: string): void {
   }
 }
 
-/** A block of another zone: a stub domain when all it does is forward. */
-function stubBlock(whole: KubeDnsCorefile, b: Block): void {
-  const others = [...b.used].filter((p) => !['forward', 'errors', 'log', 'loop', 'loadbalance', 'bind', 'health', 'ready', 'prometheus', 'reload'].includes(p));
-  if (b.forward === null || others.length > 0) throw unserved(b, `the block of ${b.zone}${others.length > 0 ? ` with ${others.join(', ')}` : ' without forward'} (kube-dns serves another zone's block as a stub domain: forward only)`);
+/** What a block of another zone may hold: its forward (a stub domain), chaos, and what applies to the whole process. */
+const OTHER_BLOCK_PLUGINS = ['forward', 'cache', 'chaos', 'bufsize', 'errors', 'log', 'loop', 'loadbalance', 'bind', 'health', 'ready', 'prometheus', 'reload'];
+
+/** A block of another zone: a stub domain when it forwards; chaos answered for its names. */
+function otherBlock(whole: KubeDnsCorefile, b: Block): void {
+  const others = [...b.used].filter((p) => !OTHER_BLOCK_PLUGINS.includes(p));
+  if ((b.forward === null && b.chaos === null) || others.length > 0) throw unserved(b, `the block of ${b.zone}${others.length > 0 ? ` with ${others.join(', ')}` : ' without forward'} (kube-dns serves another zone's block as a stub domain, forward and chaos only)`);
+  if (b.chaos !== null) whole.chaos.push({ zones: [b.zone], answers: b.chaos });
+  // One cache keeps what every route forwards: a stub block's must be the root's (OpenShift writes the same in each).
+  if (b.cache !== null && JSON.stringify(b.cache) !== JSON.stringify(whole.cache)) throw unserved(b, `a cache in the block of ${b.zone} other than the root's (kube-dns keeps what it forwards in one cache)`);
+  if (b.forward === null) return;
   if (b.forward.from !== '' && b.forward.from !== b.zone) throw unserved(b, `forward for ${b.forward.from} inside the block of ${b.zone}`);
-  if (b.forward.forceTcp || b.forward.maxConcurrent !== null) throw unserved(b, `forward options in the stub block of ${b.zone}`);
+  // One forwarder serves every route: a stub block's options must be the root's, but its policy.
+  if (JSON.stringify({ ...b.forward.settings, policy: '' }) !== JSON.stringify({ ...whole.forwarding, policy: '' })) throw unserved(b, `forward options in the stub block of ${b.zone} other than the root's, but policy (kube-dns forwards every zone with one set)`);
+  whole.stubPolicies[b.zone] = b.forward.settings.policy;
   whole.stubDomains.set(b.zone, b.forward.upstreams.map(formatUpstream));
 }
 

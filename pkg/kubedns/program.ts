@@ -2,7 +2,6 @@
 // server, and the HTTP endpoints, started and stopped together. cmd/kube-dns only turns flags into
 // these options.
 
-import { hostname } from 'node:os';
 import { AnswerCache } from '../dns/answer-cache.ts';
 import { DnsServer } from '../dns/server.ts';
 import type { Handler } from '../dns/server.ts';
@@ -35,6 +34,7 @@ import type { ChainedHandler } from '../dns/chain.ts';
 import { registerCoreDnsMetrics } from './coredns-metrics.ts';
 import { LoopDetector } from '../dnscache/loop.ts';
 import { Forwarder } from '../forward/forward.ts';
+import type { ForwarderOptions } from '../forward/forward.ts';
 import { ConfigDirWatcher, ConfigMapSync, FixedConfig } from '../config/config.ts';
 import type { ConfigSync, KubeDnsConfig } from '../config/config.ts';
 import { createLogger } from '../log/log.ts';
@@ -86,6 +86,10 @@ export interface KubeDnsOptions {
   answerCacheBytes: number;
   /** --round-robin: rotate A/AAAA answers per reply. */
   roundRobin: boolean;
+  /** Class CH answered by kube-dns itself (version.bind, hostname.bind), else forwarded (a Corefile: its chaos answers them). Default true. */
+  answerChaos?: boolean;
+  /** The largest UDP reply (a Corefile's bufsize); absent: 4096. */
+  maxUdpSize?: number;
   /** --workers: threads answering DNS (pkg/dnsthreads); 0: auto (pkg/dnsthreads/auto.ts); absent: 1. */
   workers?: number;
   /** --service-entries: answer the hosts of Istio ServiceEntries. */
@@ -105,17 +109,16 @@ export interface KubeDnsOptions {
   queryLog?: QueryLogBlock[];
   /**
    * Handlers that answer before kube-dns's own, in a Corefile's order (the cluster block's any,
-   * rewrite, hosts); each closed at stop(). They see the names of `servedBeforeZone` ('' every name)
-   * but those of a stub domain (another block's, in CoreDNS).
+   * chaos, rewrite, hosts); each closed at stop(). They see the names of `servedBeforeZone` ('' every
+   * name) but those of a stub domain (another block's, in CoreDNS); one with `zones`, those zones'.
    */
-  servedBefore?: { handler: ChainedHandler; close(): void }[];
+  servedBefore?: { handler: ChainedHandler; close(): void; zones?: string[] }[];
   servedBeforeZone?: string;
 }
 
 export interface ForwardingOptions {
-  forceTcp: boolean;
-  /** Queries in flight upstream at most; null: the forwarder's own cap. */
-  maxInFlight: number | null;
+  /** The Forwarder's options (a Corefile's forward). */
+  settings: Omit<ForwarderOptions, 'log'>;
   /** Forwarded replies kept under this policy; null: none kept. */
   cache: CachePolicy | null;
   /** Answers kept at most (the cache's capacities); null: only --cache-bytes bounds them. */
@@ -158,7 +161,7 @@ export class KubeDns {
     const pods = o.autopath || o.podRecords === 'verified' ? new PodIndex() : null;
     this.zone = new Zone({ domain: o.domain, ttl: o.ttl, podRecords: o.podRecords, podAt: pods === null ? undefined : (ip, namespace) => podIn(pods, ip, namespace) });
     const fw = o.forwarding;
-    this.forwarder = new Forwarder({ log: this.log.child('forward'), forceTcp: fw?.forceTcp, maxInFlight: fw?.maxInFlight ?? undefined });
+    this.forwarder = new Forwarder({ ...fw?.settings, log: this.log.child('forward') });
     this.loop = fw?.loopDetect ? new LoopDetector(this.forwarder, this.log.child('loop')) : undefined;
     this.configSync = this.makeConfigSync();
     this.config = this.configSync.current();
@@ -187,7 +190,7 @@ export class KubeDns {
       forwarder: this.forwarder,
       isSynced: () => this.store.hasSynced,
       version: `kube-dns-ts ${o.version}`,
-      hostname: hostname(),
+      answerChaos: o.answerChaos,
       log: this.log.child('resolver'),
       serviceEntries,
       autopath: o.autopath !== true || pods === null ? null : { index: pods, counted: registerAutopathMetrics(this.metrics.registry, pods), silence: new UpstreamSilence() },
@@ -200,15 +203,19 @@ export class KubeDns {
     // --workers: every thread an answer cache of --cache-bytes, this one's among them (kubeDnsThreadBudget).
     const answers = new AnswerCache({ maxBytes: o.answerCacheBytes, maxEntries: fw?.cacheEntries ?? undefined });
     this.metrics.setAnswerCacheReader(() => answers);
-    this.handler = chain((o.servedBefore ?? []).map((p) => this.scoped(p.handler, o.servedBeforeZone ?? '')), resolver.handle);
+    this.handler = chain((o.servedBefore ?? []).map((p) => this.scoped(p.handler, p.zones ?? null, o.servedBeforeZone ?? '')), resolver.handle);
     const onReply = o.queryLog === undefined ? undefined : new QueryLog(o.queryLog).onReply;
-    this.server = new DnsServer({ handler: this.handler, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, onReply, answerCache: answers, roundRobin: o.roundRobin, reusePort: workers > 1, maxTcpConnections: tcpConnectionsShare(workers) });
+    this.server = new DnsServer({ handler: this.handler, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, onReply, answerCache: answers, roundRobin: o.roundRobin, maxUdpSize: o.maxUdpSize, reusePort: workers > 1, maxTcpConnections: tcpConnectionsShare(workers) });
   }
 
-  /** `handler` for the names of `zone` that no stub domain holds (the block it was written in); the rest go on. */
-  private scoped(handler: ChainedHandler, zone: string): ChainedHandler {
+  /**
+   * `handler` for the names of its block: `zones` when given, else those of `blockZone` that no stub
+   * domain holds. The rest go on.
+   */
+  private scoped(handler: ChainedHandler, zones: readonly string[] | null, blockZone: string): ChainedHandler {
     const within = (z: string, name: string) => z === '' || name === z || name.endsWith(`.${z}`);
-    return (q, next) => (within(zone, q.qname) && !this.stubZones.some((z) => within(z, q.qname)) ? handler(q, next) : next(q));
+    if (zones !== null) return (q, next) => (zones.some((z) => within(z, q.qname)) ? handler(q, next) : next(q));
+    return (q, next) => (within(blockZone, q.qname) && !this.stubZones.some((z) => within(z, q.qname)) ? handler(q, next) : next(q));
   }
 
   /** CoreDNS's names for what this process counts (a Corefile's server block). */
@@ -245,6 +252,7 @@ export class KubeDns {
       listen: [bound],
       answerCacheBytes: o.answerCacheBytes,
       roundRobin: o.roundRobin,
+      maxUdpSize: o.maxUdpSize,
       handler: this.handler,
       observerModule: siblingModule(import.meta.url, 'thread-observer').href,
       observerArgs: { queryLog: o.queryLog } satisfies ThreadObserverArgs,

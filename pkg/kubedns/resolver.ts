@@ -10,6 +10,7 @@ import { ipFromReverseName } from '../cluster/ip.ts';
 import { ZONE_WIDE } from '../zone/zone.ts';
 import type { LookupResult, Zone } from '../zone/zone.ts';
 import { ForwardError } from '../forward/forward.ts';
+import { chaosTexts } from '../chaos/chaos.ts';
 import { clampTtl, prepareForCache } from '../dnscache/cache.ts';
 import type { CachePolicy } from '../dnscache/cache.ts';
 import type { LoopDetector } from '../dnscache/loop.ts';
@@ -51,8 +52,11 @@ export interface ResolverOptions {
   isSynced: () => boolean;
   /** CHAOS version.bind answer. */
   version: string;
-  /** CHAOS hostname.bind answer. */
-  hostname: string;
+  /**
+   * Class CH questions: answered here (version.bind, hostname.bind; the rest REFUSED), or, as in a
+   * Corefile, where a chaos plugin answers them, forwarded like any other. Default true.
+   */
+  answerChaos?: boolean;
   log: Logger;
   /** --service-entries: the names ServiceEntries answer for; null when off. */
   serviceEntries?: ServiceEntryNames | null;
@@ -92,7 +96,7 @@ export class Resolver {
   readonly handle = (q: Query): Answer | null | Promise<Answer> => {
     const { type, class: qclass } = q.question;
     if (this.o.loop?.caught(q.qname, type, qclass)) return null;
-    if (qclass === Class.CH) return this.chaos(q);
+    if (qclass === Class.CH) return this.o.answerChaos === false ? this.forward(q, 'recursive') : this.chaos(q);
     if (qclass !== Class.IN && qclass !== Class.ANY) return this.refuse();
     if (type === Type.AXFR || type === Type.IXFR) return this.refuse();
     if (this.o.zone.contains(q.qname)) return this.cluster(q);
@@ -105,9 +109,9 @@ export class Resolver {
   }
 
   private chaos(q: Query): Answer {
-    const answer = chaosText(q.qname, this.o);
-    if (answer === null || (q.question.type !== Type.TXT && q.question.type !== Type.ANY)) return this.refuse();
-    const rr: ResourceRecord = { name: q.qname, type: Type.TXT, class: Class.CH, ttl: 0, data: { texts: [answer] } };
+    const answer = chaosTexts(q.qname, { version: this.o.version, authors: [] });
+    if (answer === null || answer.length === 0 || (q.question.type !== Type.TXT && q.question.type !== Type.ANY)) return this.refuse();
+    const rr: ResourceRecord = { name: q.qname, type: Type.TXT, class: Class.CH, ttl: 0, data: { texts: answer } };
     return { message: reply(Rcode.NOERROR, { aa: true, answers: [rr] }), cacheable: true, tag: SYSTEM_TAG.chaos };
   }
 
@@ -325,19 +329,6 @@ function entryRecords(name: string, type: number, addresses: readonly string[], 
     if ((type === Type.AAAA || type === Type.ANY) && v6) answers.push({ name, type: Type.AAAA, class: Class.IN, ttl, data: { address } });
   }
   return answers;
-}
-
-function chaosText(qname: string, o: ResolverOptions): string | null {
-  switch (qname) {
-    case 'version.bind':
-    case 'version.server':
-      return o.version;
-    case 'hostname.bind':
-    case 'id.server':
-      return o.hostname;
-    default:
-      return null;
-  }
 }
 
 function randomId(): number {

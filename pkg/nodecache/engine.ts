@@ -51,7 +51,7 @@ export class ZoneEngine {
     this.cache = new AnswerCache({ maxEntries: capacity, maxBytes: capacity > 0 ? CACHE_BYTES : 0 });
     this.zones = plan.zones.map((z, i) => {
       const zlog = log.child(z.zone || '.');
-      const forwarder = new Forwarder({ forceTcp: z.forceTcp, maxInFlight: z.maxConcurrent ?? undefined, log: zlog.child('forward') });
+      const forwarder = new Forwarder({ ...z.forwarding, log: zlog.child('forward') });
       forwarder.setUpstreams(z.upstreams);
       const loop = z.loopDetect ? new LoopDetector(forwarder, zlog.child('loop')) : undefined;
       const handler = new CachingHandler({ cache: this.cache, policy: cachePolicy(z.cache), forwarder, log: zlog, logQueries: z.logQueries, loop, tagBase: i * ANSWER_KINDS });

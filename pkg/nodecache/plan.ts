@@ -12,7 +12,8 @@ import { bindAddresses } from '../corefile/plugins/bind.ts';
 import { cacheOptions } from '../corefile/plugins/cache.ts';
 import type { CacheOptions } from '../corefile/plugins/cache.ts';
 import { healthOptions, prometheusAddress } from '../corefile/plugins/endpoints.ts';
-import { forwardOptions } from '../corefile/plugins/forward.ts';
+import { FORWARD_DEFAULTS, forwardOptions } from '../corefile/plugins/forward.ts';
+import type { ForwardSettings } from '../corefile/plugins/forward.ts';
 import type { Upstream } from '../forward/forward.ts';
 
 export type CachePlan = CacheOptions;
@@ -26,10 +27,8 @@ export interface ZonePlan {
   /** null: no `cache` (every query forwarded). */
   cache: CachePlan | null;
   upstreams: Upstream[];
-  /** `force_tcp`. */
-  forceTcp: boolean;
-  /** `max_concurrent`: queries in flight upstream at most; null: the forwarder's own cap. */
-  maxConcurrent: number | null;
+  /** The forward's options, for its Forwarder. */
+  forwarding: ForwardSettings;
   logErrors: boolean;
   logQueries: boolean;
   /** `loop`: probe the upstreams for a forwarding loop back to us. */
@@ -91,7 +90,7 @@ function plugins(plan: NodeCachePlan, ctx: PlanContext): Plugin<ZonePlan>[] {
         const f = forwardOptions(d, ctx.resolvServers);
         // FROM `.` or the block's own zone: both mean every name the block gets.
         if (f.from !== '' && f.from !== z.zone) throw unserved(d, `forward for ${d.args[0]} inside the block of ${z.zone || '.'}`);
-        [z.upstreams, z.forceTcp, z.maxConcurrent] = [f.upstreams, f.forceTcp, f.maxConcurrent];
+        [z.upstreams, z.forwarding] = [f.upstreams, f.settings];
       },
     },
   ];
@@ -104,7 +103,7 @@ export function planCorefile(blocks: readonly ServerBlock[], ctx: PlanContext): 
     program: 'node-cache',
     plugins: plugins(plan, ctx),
     defaultPort: ctx.defaultPort,
-    zone: ({ zone, port }, block) => ({ zone, port, bind: [], cache: null, upstreams: [], forceTcp: false, maxConcurrent: null, logErrors: false, logQueries: false, loopDetect: false, line: block.line }),
+    zone: ({ zone, port }, block) => ({ zone, port, bind: [], cache: null, upstreams: [], forwarding: FORWARD_DEFAULTS, logErrors: false, logQueries: false, loopDetect: false, line: block.line }),
     done: (z, block) => {
       if (z.upstreams.length === 0) throw new CorefileError('COREFILE_INVALID', block, `the block of ${z.zone || '.'} has no forward: node-cache serves no zone of its own`);
     },

@@ -95,7 +95,9 @@ async function compare(t: Test, questions: readonly [string, string][], ours: nu
   const differing: string[] = [];
   const answered = new Map<string, DigResult>();
   for (const [name, type] of questions) {
-    const ask = (port: number) => (type === 'PTR' ? dig(port, '', 'PTR', ['-x', name, ...digArgs]) : dig(port, name, type, digArgs));
+    // hostname.bind and its kin are asked in class CH, as chaos answers them.
+    const chaos = /\.(bind|server)$/.test(name) ? ['-c', 'CH'] : [];
+    const ask = (port: number) => (type === 'PTR' ? dig(port, '', 'PTR', ['-x', name, ...digArgs]) : dig(port, name, type, [...chaos, ...digArgs]));
     const [a, b] = [await ask(ours), await ask(theirs)];
     const key = `${name} ${type}`;
     answered.set(`${name.toLowerCase()}. ${type}`, a);
@@ -130,6 +132,12 @@ t.test('the same Corefiles: CoreDNS 1.15 and kube-dns -conf answer alike', async
       endpoints: [{ addresses: ['10.1.0.1'], hostname: 'db-0', conditions: { ready: true } }, { addresses: ['10.1.0.2'], conditions: { ready: true } }], ports: [{ name: 'pg', port: 5432, protocol: 'TCP' }],
     },
     { apiVersion: 'v1', kind: 'Service', metadata: { name: 'ext', namespace: 'app' }, spec: { type: 'ExternalName', externalName: 'www.example.org' } },
+    // 120 addresses: an A answer of about 2 KB, more than bufsize 1232 lets through UDP.
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'big', namespace: 'app' }, spec: { clusterIP: 'None', ports: [{ name: 'p', port: 80, protocol: 'TCP' }] } },
+    {
+      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'big-1', namespace: 'app', labels: { 'kubernetes.io/service-name': 'big', 'endpointslice.kubernetes.io/managed-by': 'e2e' } }, addressType: 'IPv4',
+      endpoints: Array.from({ length: 120 }, (_, i) => ({ addresses: [`10.2.${i >> 8}.${i & 255}`], conditions: { ready: true } })), ports: [{ name: 'p', port: 80, protocol: 'TCP' }],
+    },
   ]);
   // Pods as the kubelet reports them: dig's own address is a pod of `app` (autopath acts on the asker's pod).
   for (const [name, ip] of [['asker', '127.0.0.1'], ['other', '10.1.2.3']]) {
@@ -222,6 +230,56 @@ t.test('the same Corefiles: CoreDNS 1.15 and kube-dns -conf answer alike', async
       ['10-1-2-3.app.pod.cluster.local', 'A'], ['10-1-2-4.app.pod.cluster.local', 'A'], ['10-1-2-3.default.pod.cluster.local', 'A'], ['10-1-2-3.app.pod.cluster.local', 'AAAA'],
       ['www.example.org.app.svc.cluster.local', 'A'], ['web.app.app.svc.cluster.local', 'A'], ['nothing.example.org.app.svc.cluster.local', 'A'],
       ['www.example.org.other.svc.cluster.local', 'A'], ['web.app.svc.cluster.local', 'A'],
+    ],
+  });
+  shapes.push({
+    // OpenShift's dns-operator Corefile (../shared/reference/corefiles.md): its own port, bufsize 1232,
+    // the error log, a sequential forward, cache 900 with denials for 30 s, a zone's block with its own
+    // policy, and hostname.bind's chaos block.
+    name: "OpenShift's",
+    differences: {
+      [`${web} PTR`]: REVERSE_AA,
+    },
+    digArgs: ['+bufsize=4096', '+ignore'],
+    text: (port, kubeconfig) => `.:${port} {
+    bind 127.0.0.1
+    bufsize 1232
+    errors
+    log . {
+        class error
+    }
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+        kubeconfig ${kubeconfig}
+    }
+    forward . 127.0.0.1:${up.port} {
+        policy sequential
+    }
+    cache 900 {
+        denial 9984 30
+    }
+    reload
+}
+example.org:${port} {
+    bind 127.0.0.1
+    forward . 127.0.0.1:${up.port} {
+        policy round_robin
+    }
+    errors
+    bufsize 1232
+    cache 900 {
+        denial 9984 30
+    }
+}
+hostname.bind:${port} {
+    bind 127.0.0.1
+    chaos
+}
+`,
+    questions: [
+      ['web.app.svc.cluster.local', 'A'], ['big.app.svc.cluster.local', 'A'], ['www.example.org', 'A'], ['nothing.example.org', 'A'],
+      ['hostname.bind', 'TXT'], ['version.bind', 'TXT'], [web, 'PTR'],
     ],
   });
   for (const shape of shapes) {

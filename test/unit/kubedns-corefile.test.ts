@@ -16,7 +16,7 @@ const KUBEADM_COREFILE = kubeadmCorefile();
 t.test("kubeadm's Corefile: the cluster zone, the pods, the TTL, the endpoints, the resolv.conf upstream, a 30 s cache", async (t) => {
   const k = plan(KUBEADM_COREFILE);
   t.match(k, {
-    domain: 'cluster.local', ttl: 30, pods: 'insecure', port: 53, bind: null, upstreams: ['10.200.0.1:53'], maxConcurrent: 1000, forceTcp: false,
+    domain: 'cluster.local', ttl: 30, pods: 'insecure', port: 53, bind: null, upstreams: ['10.200.0.1:53'], forwarding: { maxInFlight: 1000, forceTcp: false, policy: 'random', health: { maxFails: 2, checkMs: 500 }, tcpIdleMs: 10_000 },
     cache: { successTtl: 30, denialTtl: 30, successCapacity: 9984 }, loop: true, roundRobin: true,
     health: { address: ':8080', lameDuckMs: 5000 }, ready: ':8181', metrics: ':9153', reloadMs: 30_000, kubeconfig: null, endpoint: null,
   });
@@ -50,11 +50,13 @@ t.test('what kube-dns does not serve yet is refused at its line', async (t) => {
     ['.:53 {\n  kubernetes cluster.local example.org\n}\n', /^Corefile line 1: kubernetes for cluster\.local example\.org \(kube-dns serves one cluster zone\)/],
     ['.:53 {\n  forward . 1.1.1.1\n}\n', /^Corefile line 1: kube-dns serves one `kubernetes`/],
     ['.:53 {\n  kubernetes cluster.local\n}\nexample.org:5353 {\n  forward . 1.1.1.1\n}\n', /^Corefile line 4: a second port \(5353; the cluster's block is on 53\)/],
-    ['.:53 {\n  kubernetes cluster.local\n}\nexample.org {\n  cache 30\n  forward . 1.1.1.1\n}\n', /^Corefile line 4: the block of example\.org with cache/],
+    ['.:53 {\n  kubernetes cluster.local\n}\nexample.org {\n  cache 30\n  forward . 1.1.1.1\n}\n', /^Corefile line 4: a cache in the block of example\.org other than the root's/],
     ['.:53 {\n  kubernetes cluster.local\n  cache 30 {\n    disable success example.org\n  }\n}\n', /^Corefile line 1: cache disable for example\.org is not served/],
     ['.:53 {\n  kubernetes cluster.local\n  rewrite type ANY HINFO\n}\n', /^Corefile line 3: a rewrite rule of the type field is not served/],
     ['.:53 {\n  kubernetes cluster.local\n  loadbalance weighted /x\n}\n', /^Corefile line 3: loadbalance `weighted \/x` is not served/],
-    ['.:53 {\n  kubernetes cluster.local\n  forward . 1.1.1.1 {\n    policy sequential\n  }\n}\n', /^Corefile line 4: forward option `policy sequential` is not served/],
+    ['.:53 {\n  kubernetes cluster.local\n  forward . 1.1.1.1 {\n    except example.org\n  }\n}\n', /^Corefile line 4: forward option `except example\.org` is not served/],
+    ['.:53 {\n  kubernetes cluster.local\n  forward . 1.1.1.1 {\n    health_check 1s no_rec\n  }\n}\n', /^Corefile line 4: forward option `health_check 1s no_rec` is not served/],
+    ['.:53 {\n  kubernetes cluster.local\n  forward . 1.1.1.1\n}\ncorp.example {\n  forward . 10.1.0.1 {\n    max_fails 0\n  }\n}\n', /^Corefile line 5: forward options in the stub block of corp\.example other than the root's, but policy/],
   ];
   for (const [text, message] of cases) t.throws(() => plan(text), { message }, text);
 });
@@ -112,4 +114,11 @@ t.test('autopath @kubernetes and pods verified', async (t) => {
     ['cluster.local {\n  kubernetes cluster.local\n}\n. {\n  autopath @kubernetes\n  forward . 1.1.1.1\n}\n', /^Corefile line 4: autopath in the block of \. apart from kubernetes'/],
   ];
   for (const [text, message] of refused) t.throws(() => plan(text), { message }, text);
+});
+
+t.test("forward's options: OpenShift's policies (the root's, a stub block's own), health checks, expire, prefer_udp", async (t) => {
+  const k = plan('.:5353 {\n  kubernetes cluster.local\n  forward . 10.0.0.1 10.0.0.2 {\n    policy sequential\n    max_fails 3\n    health_check 2s\n    expire 30s\n    prefer_udp\n  }\n}\ncorp.example:5353 {\n  forward . 10.1.0.1 10.1.0.2 {\n    policy round_robin\n    max_fails 3\n    health_check 2s\n    expire 30s\n  }\n}\n');
+  t.same(k.forwarding, { forceTcp: false, maxInFlight: undefined, policy: 'sequential', health: { maxFails: 3, checkMs: 2000 }, tcpIdleMs: 30_000 });
+  t.same(k.stubPolicies, { 'corp.example': 'round_robin' });
+  t.match(plan('corp.example {\n  forward . 10.1.0.1\n}\n.:53 {\n  kubernetes cluster.local\n  forward . 10.0.0.1\n}\n'), { stubPolicies: { 'corp.example': 'random' } }, 'a stub block before the root is checked against the root');
 });

@@ -40,7 +40,7 @@ t.test('the template, rendered: the upstream Service ClusterIP and resolv.conf s
 
 t.test('the template, planned: four zones on both addresses, the cache and forward settings as written', async (t) => {
   const p = plan(renderCorefile(BASE, values()).text);
-  t.same(p.zones.map((z) => [z.zone, z.port, z.bind, z.forceTcp, z.upstreams.map((u) => `${u.host}:${u.port}`)]), [
+  t.same(p.zones.map((z) => [z.zone, z.port, z.bind, z.forwarding.forceTcp, z.upstreams.map((u) => `${u.host}:${u.port}`)]), [
     ['cluster.local', 53, ['169.254.20.10', '10.96.0.10'], true, ['10.96.100.7:53']],
     ['in-addr.arpa', 53, ['169.254.20.10', '10.96.0.10'], true, ['10.96.100.7:53']],
     ['ip6.arpa', 53, ['169.254.20.10', '10.96.0.10'], true, ['10.96.100.7:53']],
@@ -78,7 +78,7 @@ t.test('forward to a resolv.conf path, and serve_stale', async (t) => {
 t.test('what node-cache does not serve is an error at the line, never ignored', async (t) => {
   const cases: [string, string, RegExp][] = [
     ['.:53 {\n  forward . 1.1.1.1\n  rewrite name a b\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 3: the plugin `rewrite` is not served by node-cache \(it serves: reload, bind, health, prometheus, errors, log, cache, loop, forward\)/],
-    ['.:53 {\n  forward . 1.1.1.1 {\n    max_fails 3\n  }\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 3: forward option `max_fails 3`/],
+    ['.:53 {\n  forward . 1.1.1.1 {\n    except example.org\n  }\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 3: forward option `except example\.org`/],
     ['.:53 {\n  cache 30 {\n    prefetch 10\n  }\n  forward . 1.1.1.1\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 3: cache option `prefetch 10`/],
     ['.:53 {\n  cache 30 example.org\n  forward . 1.1.1.1\n}', 'COREFILE_INVALID', /^Corefile line 2: cache: takes at most a TTL/],
     ['.:53 {\n  forward . somehost\n}', 'COREFILE_INVALID', /^Corefile line 2: forward: "somehost" is not ip\[:port\]/],

@@ -1,13 +1,20 @@
-// `forward FROM TO... { force_tcp; max_concurrent N }`: TO an address (`ip[:port]`, `dns://ip[:port]`,
-// `[v6]:port`) or a resolv.conf path (its nameservers); at most N queries in flight upstream (beyond
-// them: REFUSED, as CoreDNS). Other options are refused (not served yet).
+// `forward FROM TO... { force_tcp; prefer_udp; max_concurrent N; policy random|round_robin|sequential;
+// expire D; max_fails N; health_check D }`: TO an address (`ip[:port]`, `dns://ip[:port]`, `[v6]:port`)
+// or a resolv.conf path (its nameservers). As CoreDNS: at most N queries in flight upstream (beyond
+// them REFUSED), the first server tried by the policy (random unsaid), an upstream down after more
+// than max_fails (2) unanswered tries in a row and probed every health_check (0.5 s) until it answers,
+// pooled TCP connections closed after expire (10 s) idle. prefer_udp is what the forwarder always does
+// (UDP first, TCP after a truncated reply). Other options are refused (not served yet).
 
 import { isIP } from 'node:net';
 import { normalizeDomain } from '../../config/config.ts';
 import { resolvConfNameservers } from '../../forward/forward.ts';
-import type { Upstream } from '../../forward/forward.ts';
-import { invalid, unserved, wholeNumber, written } from '../args.ts';
+import type { ForwarderOptions, Upstream } from '../../forward/forward.ts';
+import { duration, invalid, unserved, wholeNumber, written } from '../args.ts';
 import type { Directive } from '../read.ts';
+
+/** What a forward's options make of a Forwarder. */
+export type ForwardSettings = Required<Pick<ForwarderOptions, 'forceTcp' | 'policy' | 'health' | 'tcpIdleMs'>> & Pick<ForwarderOptions, 'maxInFlight'>;
 
 export interface ForwardOptions {
   /** FROM: lowercase, no trailing dot; '' for `.`. */
@@ -15,22 +22,30 @@ export interface ForwardOptions {
   upstreams: Upstream[];
   /** Each resolv.conf path written as a TO. */
   resolvConfs: string[];
-  forceTcp: boolean;
-  /** `max_concurrent`; null: no cap of its own. */
-  maxConcurrent: number | null;
+  settings: ForwardSettings;
 }
+
+/** CoreDNS forward's defaults. */
+export const FORWARD_DEFAULTS: ForwardSettings = { forceTcp: false, maxInFlight: undefined, policy: 'random', health: { maxFails: 2, checkMs: 500 }, tcpIdleMs: 10_000 };
+const POLICIES = ['random', 'round_robin', 'sequential'] as const;
 
 /** `resolvServers`: reads a resolv.conf named as TO (default: the file's nameservers). */
 export function forwardOptions(d: Directive, resolvServers: (path: string) => Upstream[] = resolvConfNameservers): ForwardOptions {
   if (d.args.length < 2) throw invalid(d, 'needs a zone and at least one upstream');
   const to = d.args.slice(1);
-  const f: ForwardOptions = { from: d.args[0] === '.' ? '' : normalizeDomain(d.args[0]), upstreams: to.flatMap((t) => upstreamsOf(d, t, resolvServers)), resolvConfs: to.filter((t) => t.startsWith('/')), forceTcp: false, maxConcurrent: null };
+  const s: ForwardSettings = { ...FORWARD_DEFAULTS, health: { ...FORWARD_DEFAULTS.health } };
   for (const o of d.block ?? []) {
-    if (o.name === 'force_tcp' && o.args.length === 0 && o.block === null) f.forceTcp = true;
-    else if (o.name === 'max_concurrent' && o.args.length === 1 && o.block === null) f.maxConcurrent = wholeNumber(o, o.args[0], 'max_concurrent', 1);
+    const one = o.args.length === 1 && o.block === null;
+    if (o.name === 'force_tcp' && o.args.length === 0 && o.block === null) s.forceTcp = true;
+    else if (o.name === 'prefer_udp' && o.args.length === 0 && o.block === null) continue;
+    else if (o.name === 'max_concurrent' && one) s.maxInFlight = wholeNumber(o, o.args[0], 'max_concurrent', 1);
+    else if (o.name === 'policy' && one && (POLICIES as readonly string[]).includes(o.args[0])) s.policy = o.args[0] as ForwardSettings['policy'];
+    else if (o.name === 'expire' && one) s.tcpIdleMs = duration(o, o.args[0], 'expire', 1);
+    else if (o.name === 'max_fails' && one) s.health.maxFails = wholeNumber(o, o.args[0], 'max_fails', 0);
+    else if (o.name === 'health_check' && one) s.health.checkMs = duration(o, o.args[0], 'health_check', 1);
     else throw unserved(o, `forward option \`${written(o)}\``);
   }
-  return f;
+  return { from: d.args[0] === '.' ? '' : normalizeDomain(d.args[0]), upstreams: to.flatMap((t) => upstreamsOf(d, t, resolvServers)), resolvConfs: to.filter((t) => t.startsWith('/')), settings: s };
 }
 
 function upstreamsOf(d: Directive, to: string, resolvServers: (path: string) => Upstream[]): Upstream[] {
