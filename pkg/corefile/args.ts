@@ -13,6 +13,11 @@ export const unserved = (at: Place, what: string) => new CorefileError('COREFILE
 /** `d` as written, for messages: `max_fails 3`. */
 export const written = (d: Directive) => [d.name, ...d.args].join(' ');
 
+/** `d` and its block as written, without where it was: what tells two directives apart. */
+export function writtenWhole(d: Directive): string {
+  return d.block === null ? written(d) : `${written(d)} { ${d.block.map(writtenWhole).join('; ')} }`;
+}
+
 export function noArgs(d: Directive): void {
   if (d.args.length > 0 || d.block !== null) throw invalid(d, 'takes no arguments');
 }

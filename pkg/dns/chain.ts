@@ -2,6 +2,8 @@
 // drops (null), or hands the query, as it is or changed, to the next and may change what comes back.
 // The last is a plain Handler. Composed once: a query costs no allocation for the chain itself.
 
+import { parseMessage } from './parse.ts';
+import type { Message } from './message.ts';
 import type { Answer, Handler, Query } from './server.ts';
 
 /** A handler in a chain: answers itself, or calls `next` (with this query or another) and returns what it gives. */
@@ -16,4 +18,10 @@ export function chain(first: readonly ChainedHandler[], last: Handler): Handler 
     handler = (q) => step(q, next);
   }
   return handler;
+}
+
+/** What came back from `next` as a message, a relayed reply decoded; undefined for none. */
+export function messageOf(a: Answer | null): Message | undefined {
+  if (a === null) return undefined;
+  return a.message ?? (a.wire === undefined ? undefined : parseMessage(a.wire));
 }

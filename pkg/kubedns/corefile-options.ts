@@ -8,6 +8,9 @@ import { anyHandler } from '../any/any.ts';
 import { hostsHandler } from '../hosts/handler.ts';
 import { rewriteHandler } from '../rewrite/handler.ts';
 import { chaosHandler } from '../chaos/chaos.ts';
+import { templateHandler } from '../template/handler.ts';
+import type { ChainedHandler } from '../dns/chain.ts';
+import { cachedAfter } from './cache-capped.ts';
 import { HostsTable } from '../hosts/table.ts';
 import type { Logger } from '../log/log.ts';
 import type { KubeDnsCorefile } from './corefile.ts';
@@ -23,14 +26,15 @@ export function listenAddress(address: string): { host: string; port: number } {
   return { host: host === '' ? '0.0.0.0' : host, port: Number(address.slice(i + 1)) };
 }
 
-/**
- * `hosts`: its table (the file re-read as it says) and its answers, before kube-dns's own; their TTL
- * capped by `cache` as CoreDNS's cache caps what the plugins after it answer.
- */
-function hostsPlugin(h: HostsOptions, cache: KubeDnsCorefile['cache'], log: Logger): NonNullable<KubeDnsOptions['servedBefore']>[number] {
+type ServedBefore = NonNullable<KubeDnsOptions['servedBefore']>[number];
+
+/** A plugin after `cache` in CoreDNS's order: its replies' TTLs as that cache leaves them. */
+const afterCache = (handler: ChainedHandler, cache: KubeDnsCorefile['cache']) => (cache === null ? handler : cachedAfter(handler, cache));
+
+/** `hosts`: its table (the file re-read as it says) and its answers, before kube-dns's own. */
+function hostsPlugin(h: HostsOptions, cache: KubeDnsCorefile['cache'], log: Logger): ServedBefore {
   const table = new HostsTable({ file: h.file, inline: h.inline, noReverse: h.noReverse, reloadMs: h.reloadMs, log: log.child('hosts') });
-  const ttl = cache === null ? h.ttl : Math.min(h.ttl, cache.successTtl);
-  return { handler: hostsHandler(table, { zones: h.zones, ttl, fallthrough: h.fallthrough }), close: () => table.close() };
+  return { handler: afterCache(hostsHandler(table, { zones: h.zones, ttl: h.ttl, fallthrough: h.fallthrough }), cache), close: () => table.close() };
 }
 
 /** kube-dns's options for `k`, its source aside; `configSync` carries the routes and their reloads. */
@@ -64,11 +68,12 @@ export function corefileKubeDnsOptions(k: KubeDnsCorefile, configSync: KubeDnsOp
     queryLog: k.queryLog ?? undefined,
     configSync,
     coreDnsMetrics: { zone: k.clusterBlockZone, plugins: k.plugins },
-    // In CoreDNS's order: any, chaos, rewrite, hosts.
+    // In CoreDNS's order: any, chaos, rewrite, template, hosts.
     servedBefore: [
       ...(k.any ? [{ handler: anyHandler, close: () => undefined }] : []),
       ...k.chaos.map((c) => ({ handler: chaosHandler(c.answers), close: () => undefined, zones: c.zones ?? undefined })),
       ...(k.rewrite.length > 0 ? [{ handler: rewriteHandler(k.rewrite), close: () => undefined }] : []),
+      ...(k.template.length > 0 ? [{ handler: afterCache(templateHandler(k.template), k.cache), close: () => undefined }] : []),
       ...(k.hosts === null ? [] : [hostsPlugin(k.hosts, k.cache, log)]),
     ],
     servedBeforeZone: k.clusterBlockZone,

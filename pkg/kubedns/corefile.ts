@@ -25,6 +25,8 @@ import { kubernetesOptions } from '../corefile/plugins/kubernetes.ts';
 import { logRules } from '../corefile/plugins/log.ts';
 import { rewriteRule } from '../corefile/plugins/rewrite.ts';
 import { chaosOptions } from '../corefile/plugins/chaos.ts';
+import { templateRule } from '../corefile/plugins/template.ts';
+import type { TemplateRule } from '../template/rules.ts';
 import type { ChaosAnswers } from '../chaos/chaos.ts';
 import { VERSION } from './version.ts';
 import type { NameRule } from '../rewrite/rules.ts';
@@ -45,6 +47,7 @@ interface Block extends Place {
   hosts: HostsOptions | null;
   log: QueryLogRule[];
   rewrite: NameRule[];
+  template: TemplateRule[];
   chaos: ChaosAnswers | null;
   /** Plugin names used, for the checks of the whole. */
   used: Set<string>;
@@ -74,6 +77,8 @@ export interface KubeDnsCorefile {
   hosts: HostsOptions | null;
   /** `rewrite` in the cluster's block: its name rules, in the order written. */
   rewrite: NameRule[];
+  /** `template` in the cluster's block, in the order written. */
+  template: TemplateRule[];
   /** `log`: every block's rules (none: no query log). */
   queryLog: QueryLogBlock[] | null;
   /** `chaos`: in the cluster's block (zones null: its names), or in a block of its own zones. */
@@ -151,6 +156,7 @@ function plugins(whole: KubeDnsCorefile, ctx: KubeDnsCorefileContext): Plugin<Bl
       whole.autopath = true;
     }),
     use('cache', (d, b) => (b.cache = cacheOptions(d))),
+    use('template', (d, b) => b.template.push(templateRule(d, b.zone))),
     use('hosts', (d, b) => (b.hosts = hostsOptions(d, b.zone))),
     use('kubernetes', (d, b) => (b.kubernetes = kubernetesOptions(d, b.zone))),
     use('loop', (d) => (noArgs(d), (whole.loop = true))),
@@ -166,7 +172,7 @@ function noBlock(d: Directive): void {
 function unplanned(port: number): KubeDnsCorefile {
   return {
     domain: '', ttl: 0, pods: 'disabled', kubeconfig: null, endpoint: null, port, bind: null, upstreams: [], forwarding: FORWARD_DEFAULTS, stubPolicies: {},
-    stubDomains: new Map(), cache: null, hosts: null, rewrite: [], chaos: [], queryLog: null, autopath: false, any: false, loop: false, bufsize: null, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
+    stubDomains: new Map(), cache: null, hosts: null, rewrite: [], template: [], chaos: [], queryLog: null, autopath: false, any: false, loop: false, bufsize: null, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
     clusterBlockZone: '', plugins: [],
   };
 }
@@ -178,7 +184,7 @@ export function kubeDnsCorefile(blocks: readonly ServerBlock[], ctx: KubeDnsCore
     program: 'kube-dns',
     plugins: plugins(whole, ctx),
     defaultPort: ctx.defaultPort,
-    zone: ({ zone, port }, block) => ({ zone, port, bind: [], kubernetes: null, forward: null, cache: null, hosts: null, log: [], rewrite: [], chaos: null, used: new Set<string>(), file: block.file, line: block.line }),
+    zone: ({ zone, port }, block) => ({ zone, port, bind: [], kubernetes: null, forward: null, cache: null, hosts: null, log: [], rewrite: [], template: [], chaos: null, used: new Set<string>(), file: block.file, line: block.line }),
   });
   const cluster = planned.filter((b) => b.kubernetes !== null);
   if (cluster.length !== 1) throw new CorefileError('COREFILE_INVALID', cluster[1] ?? { file: null, line: 1 }, 'kube-dns serves one `kubernetes` (one cluster), in one block');
@@ -187,6 +193,7 @@ export function kubeDnsCorefile(blocks: readonly ServerBlock[], ctx: KubeDnsCore
   whole.clusterBlockZone = cluster[0].zone;
   whole.hosts = cluster[0].hosts;
   whole.rewrite = cluster[0].rewrite;
+  whole.template = cluster[0].template;
   if (cluster[0].chaos !== null) whole.chaos.push({ zones: null, answers: cluster[0].chaos });
   whole.plugins = KUBE_DNS_COREFILE_PLUGINS.filter((p) => cluster[0].used.has(p));
   // The root's forward first: a stub block's options are checked against it.
@@ -221,7 +228,7 @@ function clusterOf(b: Block): { domain: string; options: KubernetesOptions } {
 /** The root's (or the cluster block's) forward and cache: names outside the cluster. */
 function routeRoot(whole: KubeDnsCorefile, b: Block, domain: string): void {
   if (b.kubernetes === null && b.chaos !== null) whole.chaos.push({ zones: [b.zone], answers: b.chaos });
-  for (const p of ['hosts', 'rewrite', 'autopath'] as const) {
+  for (const p of ['hosts', 'rewrite', 'template', 'autopath'] as const) {
     if (b.kubernetes === null && b.used.has(p)) throw unserved(b, `${p} in the block of ${b.zone || '.'} apart from kubernetes' (kube-dns serves ${p} in the cluster's block)`);
   }
   if (b.forward !== null) {

@@ -23,3 +23,13 @@ const RCODES: Record<number, string> = {
 export const typeText = (t: number): string => TYPES[t] ?? `TYPE${t}`;
 export const classText = (c: number): string => CLASSES[c] ?? `CLASS${c}`;
 export const rcodeText = (r: number): string => RCODES[r] ?? String(r);
+
+const byName = (table: Record<number, string>) => new Map(Object.entries(table).map(([n, s]) => [s, Number(n)]));
+const TYPE_NUMBERS = byName(TYPES);
+const CLASS_NUMBERS = byName(CLASSES);
+const RCODE_NUMBERS = byName(RCODES);
+
+/** The number of a type, class or rcode named as miekg/dns names it (`A`, `IN`, `NXDOMAIN`); undefined for none. */
+export const typeNumber = (name: string): number | undefined => TYPE_NUMBERS.get(name.toUpperCase());
+export const classNumber = (name: string): number | undefined => CLASS_NUMBERS.get(name.toUpperCase());
+export const rcodeNumber = (name: string): number | undefined => RCODE_NUMBERS.get(name.toUpperCase());

@@ -3,11 +3,12 @@
 // asked; their reply comes back with the asked question (the server echoes it) and its names rewritten
 // as the rules say, last rule first. A name a rule makes invalid is SERVFAIL, as CoreDNS answers.
 
+import { messageOf } from '../dns/chain.ts';
 import type { ChainedHandler } from '../dns/chain.ts';
-import { encodeMessage, parseMessage } from '../dns/codec.ts';
+import { encodeMessage } from '../dns/codec.ts';
 import { Rcode, Type } from '../dns/constants.ts';
 import { emptyMessage } from '../dns/message.ts';
-import type { Message, ResourceRecord } from '../dns/message.ts';
+import type { ResourceRecord } from '../dns/message.ts';
 import { queryOf } from '../dns/server.ts';
 import type { Answer, Query } from '../dns/server.ts';
 import { applyRule, isDomainName } from './rules.ts';
@@ -38,7 +39,7 @@ function rewriteRecord(rr: ResourceRecord, rewrites: readonly AnswerRewrite[]): 
 /** The reply with its names rewritten back; a relayed one decoded first. */
 function rewriteBack(a: Answer | null, rewrites: readonly AnswerRewrite[]): Answer | null {
   if (a === null) return null;
-  const m: Message | undefined = a.message ?? (a.wire !== undefined ? parseMessage(Buffer.from(a.wire.buffer, a.wire.byteOffset, a.wire.byteLength)) : undefined);
+  const m = messageOf(a);
   if (m === undefined) return a;
   const map = (rrs: ResourceRecord[]) => (rewrites.length === 0 ? rrs : rrs.map((rr) => rewriteRecord(rr, rewrites)));
   // Not `below`: that answer stands for the new name's zone, not for the names the asker's shares.

@@ -282,6 +282,43 @@ hostname.bind:${port} {
       ['hostname.bind', 'TXT'], ['version.bind', 'TXT'], [web, 'PTR'],
     ],
   });
+  shapes.push({
+    // template as the survey found it written: addresses made from names (named groups), NXDOMAIN for a
+    // zone with its SOA, a blocked zone, a CNAME followed, no fallthrough (SERVFAIL), a TXT from a group.
+    name: 'template',
+    differences: {},
+    text: (port, kubeconfig) =>
+      withLines(corefile(port, up.port, kubeconfig), '    kubernetes', [
+        '    template IN A example.net {',
+        '       match "^ip-(?P<a>\\d+)-(?P<b>\\d+)-(?P<c>\\d+)-(?P<d>\\d+)[.]example[.]net[.]$"',
+        '       answer "{{ .Name }} 60 IN A {{ .Group.a }}.{{ .Group.b }}.{{ .Group.c }}.{{ .Group.d }}"',
+        '       fallthrough',
+        '    }',
+        '    template IN AAAA example.net {',
+        '       rcode NXDOMAIN',
+        '       authority "example.net. 60 IN SOA ns.example.net. hostmaster.example.net. 1 60 60 60 60"',
+        '    }',
+        '    template IN TXT example.net {',
+        '       match ^(.*)[.]example[.]net[.]$',
+        '       answer "{{ .Name }} 30 IN TXT {{ index .Match 1 }}"',
+        '    }',
+        '    template ANY ANY blocked.test {',
+        '       rcode NXDOMAIN',
+        '    }',
+        '    template IN A alias.test {',
+        '       answer "{{ .Name }} 60 IN CNAME www.example.org"',
+        '    }',
+        '    template IN A nofall.test {',
+        '       match ^good[.]',
+        '       answer "{{ .Name }} 60 IN A 192.0.2.9"',
+        '    }',
+      ]),
+    questions: [
+      ['ip-10-1-2-3.example.net', 'A'], ['IP-10-1-2-3.Example.net', 'A'], ['ip-10-1-2-3.example.net', 'AAAA'], ['other.example.net', 'A'], ['foo.example.net', 'TXT'],
+      ['x.blocked.test', 'A'], ['x.blocked.test', 'MX'], ['alias.test', 'A'], ['good.nofall.test', 'A'], ['bad.nofall.test', 'A'], ['good.nofall.test', 'AAAA'],
+      ['web.app.svc.cluster.local', 'A'],
+    ],
+  });
   for (const shape of shapes) {
     await t.test(`${shape.name} Corefile`, async (t) => {
       const [ours, theirs] = [await freePort(), await freePort()];

@@ -122,3 +122,22 @@ t.test("forward's options: OpenShift's policies (the root's, a stub block's own)
   t.same(k.stubPolicies, { 'corp.example': 'round_robin' });
   t.match(plan('corp.example {\n  forward . 10.1.0.1\n}\n.:53 {\n  kubernetes cluster.local\n  forward . 10.0.0.1\n}\n'), { stubPolicies: { 'corp.example': 'random' } }, 'a stub block before the root is checked against the root');
 });
+
+t.test('template: as CoreDNS reads it; what it refuses', async (t) => {
+  const [a, b] = plan('.:53 {\n  template IN A example.net {\n    match "^ip-(?P<a>\\d+)[.]example[.]net[.]$" ^x[.]\n    answer "{{ .Name }} 60 IN A 10.0.0.{{ .Group.a }}"\n    fallthrough\n  }\n  template ANY ANY blocked.test {\n    rcode NXDOMAIN\n  }\n  kubernetes cluster.local\n}\n').template;
+  t.match(a, { qclass: 1, qtype: 1, zones: ['example.net'], rcode: 0, fallthrough: [''] });
+  t.equal(a.regex.length, 2);
+  t.ok(a.regex[0].test('ip-7.example.net.'), "Go's (?P<name>) read");
+  t.match(b, { qclass: 255, qtype: 255, zones: ['blocked.test'], rcode: 3, fallthrough: null, answer: [] });
+  t.equal(b.regex[0].source, '.*', 'match .* unsaid');
+  t.same(plan('example.org {\n  template IN A {\n    answer "{{ .Name }} 5 IN A 192.0.2.1"\n  }\n  kubernetes example.org\n}\n').template[0].zones, ['example.org'], "the block's zone unsaid");
+  const refused: [string, RegExp][] = [
+    ['template IN A {\n    answer "{{ .Name | printf }} 60 IN A 1.2.3.4"\n  }', /^Corefile line 3: the template action \{\{ \.Name \| printf \}\} is not served/],
+    ['template IN A {\n    answer "{{ .Name }} 60 IN NAPTR 1 1 x y z ."\n  }', /^Corefile line 3: a template record of type NAPTR is not served/],
+    ['template IN A {\n    var x 1\n  }', /^Corefile line 3: template option `var x 1` is not served/],
+    ['template IN A {\n    rcode SOMETIMES\n  }', /^Corefile line 3: rcode: unknown rcode "SOMETIMES"/],
+    ['template XX A', /^Corefile line 2: template: invalid query class "XX"/],
+    ['template IN A {\n    match (x\n  }', /^Corefile line 3: match: invalid regex "\(x"/],
+  ];
+  for (const [text, message] of refused) t.throws(() => plan(`.:53 {\n  ${text}\n  kubernetes cluster.local\n}\n`), { message }, text);
+});
