@@ -6,7 +6,7 @@ import { arch, platform } from 'node:os';
 import { CorefileError } from '../../pkg/corefile/errors.ts';
 import { defineFlags, parseOrExit } from '../../pkg/flags/flags.ts';
 import { KUBE_DNS_COREFILE_PLUGINS } from '../../pkg/kubedns/corefile.ts';
-import { corefileKubeDnsOptions } from '../../pkg/kubedns/corefile-options.ts';
+import { corefileKubeDnsOptions, corefileServedBefore } from '../../pkg/kubedns/corefile-options.ts';
 import { CorefileSync, planCorefileAt } from '../../pkg/kubedns/corefile-sync.ts';
 import { KubeDns } from '../../pkg/kubedns/program.ts';
 import { VERSION } from '../../pkg/kubedns/version.ts';
@@ -44,7 +44,9 @@ export async function runCorefile(argv: readonly string[]): Promise<void> {
   }
   const plan = read.plan;
   const source = apiSource({ kubeconfig: plan.kubeconfig ?? '', masterUrl: plan.endpoint ?? '', endpointsApi: 'endpointslices', configMap: '', configMapNamespace: 'kube-system', silentWatchMs: 300_000 }, log);
-  const kubeDns = new KubeDns({ ...corefileKubeDnsOptions(plan, new CorefileSync(f.conf, read, ctx, log.child('corefile')), log), source, version: VERSION });
+  const sync = new CorefileSync(f.conf, read, ctx, log.child('corefile'));
+  const kubeDns = new KubeDns({ ...corefileKubeDnsOptions(plan, sync, log), source, version: VERSION });
+  sync.onPlugins = (next) => kubeDns.replacePlugins(corefileServedBefore(next, log), next.plugins);
   await kubeDns.start().catch((err: Error) => {
     log.error('cannot start', { err: err.message });
     process.exit(1);

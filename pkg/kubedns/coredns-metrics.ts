@@ -25,7 +25,7 @@ export interface CoreDnsMetricsSource {
   /** 1: IPv4, 2: IPv6 (the DNS address's family: every query arrives on it). */
   family: 1 | 2;
   /** The plugins the Corefile uses (coredns_plugin_enabled). */
-  plugins: readonly string[];
+  plugins: () => readonly string[];
   version: string;
   counters(): DnsCounters;
   reloadFailed(): number;
@@ -37,7 +37,7 @@ export interface CoreDnsMetricsSource {
 export function registerCoreDnsMetrics(registry: client.Registry, s: CoreDnsMetricsSource): void {
   const at = { server: s.server, zone: s.zone, view: '' };
   mirroredGauge(registry, { name: 'coredns_build_info', help: 'A metric with a constant 1 value labeled by version, revision, and goversion from which CoreDNS was built.', labelNames: ['version', 'revision', 'goversion'] }, () => [[{ version: s.version, revision: '', goversion: process.version }, 1]]);
-  mirroredGauge(registry, { name: 'coredns_plugin_enabled', help: 'A metric that indicates whether a plugin is enabled on per server and zone basis.', labelNames: ['server', 'zone', 'view', 'name'] }, () => s.plugins.map((name) => [{ ...at, name }, 1] as const));
+  mirroredGauge(registry, { name: 'coredns_plugin_enabled', help: 'A metric that indicates whether a plugin is enabled on per server and zone basis.', labelNames: ['server', 'zone', 'view', 'name'] }, () => s.plugins().map((name) => [{ ...at, name }, 1] as const));
   mirroredCounter(registry, { name: 'coredns_dns_requests_total', help: 'Counter of DNS requests made per zone, protocol and family.', labelNames: ['server', 'zone', 'view', 'proto', 'family', 'type'] }, () => requests(s, at));
   mirroredCounter(registry, { name: 'coredns_dns_responses_total', help: 'Counter of response status codes.', labelNames: ['server', 'zone', 'view', 'rcode', 'plugin'] }, () => responses(s, at));
   collectedHistogram(registry, { name: 'coredns_dns_request_duration_seconds', help: 'Histogram of the time (in seconds) each request took per zone.' }, function* (): Iterable<readonly [Labels, DnsCounters['duration'], number]> {

@@ -37,6 +37,17 @@ function hostsPlugin(h: HostsOptions, cache: KubeDnsCorefile['cache'], log: Logg
   return { handler: afterCache(hostsHandler(table, { zones: h.zones, ttl: h.ttl, fallthrough: h.fallthrough }), cache), close: () => table.close() };
 }
 
+/** The plugins that answer before kube-dns's own, in CoreDNS's order: any, chaos, rewrite, template, hosts (at start, and at every reload that changes them). */
+export function corefileServedBefore(k: KubeDnsCorefile, log: Logger): ServedBefore[] {
+  return [
+    ...(k.any ? [{ handler: anyHandler, close: () => undefined }] : []),
+    ...k.chaos.map((c) => ({ handler: chaosHandler(c.answers), close: () => undefined, zones: c.zones ?? undefined })),
+    ...(k.rewrite.length > 0 ? [{ handler: rewriteHandler(k.rewrite), close: () => undefined }] : []),
+    ...(k.template.length > 0 ? [{ handler: afterCache(templateHandler(k.template), k.cache), close: () => undefined }] : []),
+    ...(k.hosts === null ? [] : [hostsPlugin(k.hosts, k.cache, log)]),
+  ];
+}
+
 /** kube-dns's options for `k`, its source aside; `configSync` carries the routes and their reloads. */
 export function corefileKubeDnsOptions(k: KubeDnsCorefile, configSync: KubeDnsOptions['configSync'], log: Logger): Omit<KubeDnsOptions, 'source' | 'version'> {
   const endpoints = [...new Set([k.health?.address, k.ready, k.metrics].filter((a): a is string => a !== null && a !== undefined))];
@@ -68,14 +79,7 @@ export function corefileKubeDnsOptions(k: KubeDnsCorefile, configSync: KubeDnsOp
     queryLog: k.queryLog ?? undefined,
     configSync,
     coreDnsMetrics: { zone: k.clusterBlockZone, plugins: k.plugins },
-    // In CoreDNS's order: any, chaos, rewrite, template, hosts.
-    servedBefore: [
-      ...(k.any ? [{ handler: anyHandler, close: () => undefined }] : []),
-      ...k.chaos.map((c) => ({ handler: chaosHandler(c.answers), close: () => undefined, zones: c.zones ?? undefined })),
-      ...(k.rewrite.length > 0 ? [{ handler: rewriteHandler(k.rewrite), close: () => undefined }] : []),
-      ...(k.template.length > 0 ? [{ handler: afterCache(templateHandler(k.template), k.cache), close: () => undefined }] : []),
-      ...(k.hosts === null ? [] : [hostsPlugin(k.hosts, k.cache, log)]),
-    ],
+    servedBefore: corefileServedBefore(k, log),
     servedBeforeZone: k.clusterBlockZone,
     forwarding: {
       settings: { ...k.forwarding, stubPolicies: k.stubPolicies },

@@ -1,8 +1,10 @@
 // kube-dns's configuration from a Corefile (CoreDNS's -conf): the root's forward as the upstreams and
-// other zones' forward blocks as stub domains, read again every `reload` interval. A Corefile that no
-// longer reads, or that changes what only a start applies (the cluster zone, ports, endpoints, the
-// plugins in force), is not applied: the running one serves on, the problem is logged and counted
-// (CoreDNS instead reloads into a crash loop on every replica: coredns#2339).
+// other zones' forward blocks as stub domains, read again every `reload` interval; the plugins that
+// answer before kube-dns's own (any, chaos, rewrite, template, hosts) replaced when they change. A
+// Corefile that no longer reads, or that changes what only a start applies (the cluster zone, ports,
+// endpoints, cache, log, autopath, forward's options), is not applied: the running one serves on,
+// the problem is logged and counted (CoreDNS instead reloads into a crash loop on every replica:
+// coredns#2339).
 
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -18,9 +20,13 @@ export function corefileConfig(k: KubeDnsCorefile): KubeDnsConfig {
   return { stubDomains: new Map(k.stubDomains), upstreamNameservers: [...k.upstreams], federations: new Map() };
 }
 
+/** What a reload puts in place of the running plugins (KubeDns.replacePlugins). */
+const PLUGIN_FIELDS = ['any', 'chaos', 'rewrite', 'template', 'hosts', 'plugins'] as const;
+const pluginsOf = (k: KubeDnsCorefile) => JSON.stringify(PLUGIN_FIELDS.map((f) => k[f]));
+
 /** The plan without what a reload applies, to tell what changed. */
 function startOnly(k: KubeDnsCorefile): string {
-  return JSON.stringify({ ...k, upstreams: undefined, stubDomains: undefined });
+  return JSON.stringify({ ...k, upstreams: undefined, stubDomains: undefined, ...Object.fromEntries(PLUGIN_FIELDS.map((f) => [f, undefined])) });
 }
 
 /** Reads the Corefile at `path` once and plans it (imports relative to its folder; a glob matching nothing is logged); its text too, for CorefileSync. */
@@ -36,6 +42,8 @@ function planText(path: string, text: string, ctx: KubeDnsCorefileContext, log: 
 
 export class CorefileSync implements ConfigSync {
   invalidUpdates = 0;
+  /** Called with a reloaded plan whose plugins (PLUGIN_FIELDS) changed: the caller puts them in place. */
+  onPlugins: ((plan: KubeDnsCorefile) => void) | null = null;
   private running: KubeDnsCorefile;
   private text: string;
   private timer: NodeJS.Timeout | undefined;
@@ -86,8 +94,10 @@ export class CorefileSync implements ConfigSync {
     } catch (err) {
       return this.refuse((err as Error).message);
     }
-    if (startOnly(next) !== startOnly(this.running)) return this.refuse('it changes more than forward upstreams and stub blocks, which takes a restart (kubectl rollout restart)');
+    if (startOnly(next) !== startOnly(this.running)) return this.refuse('it changes more than the upstreams, stub blocks and the plugins any, chaos, rewrite, template and hosts, which takes a restart (kubectl rollout restart)');
+    const pluginsChanged = pluginsOf(next) !== pluginsOf(this.running);
     this.running = next;
+    if (pluginsChanged) this.onPlugins?.(next);
     onChange(this.current(), createHash('sha256').update(text).digest('hex').slice(0, 12));
   }
 

@@ -112,8 +112,16 @@ export interface KubeDnsOptions {
    * chaos, rewrite, hosts); each closed at stop(). They see the names of `servedBeforeZone` ('' every
    * name) but those of a stub domain (another block's, in CoreDNS); one with `zones`, those zones'.
    */
-  servedBefore?: { handler: ChainedHandler; close(): void; zones?: string[] }[];
+  servedBefore?: ServedBefore[];
   servedBeforeZone?: string;
+}
+
+/** A plugin that answers before kube-dns's own (a Corefile's), closed when replaced or at stop(). */
+export interface ServedBefore {
+  handler: ChainedHandler;
+  close(): void;
+  /** The zones it sees; absent: the cluster block's names (servedBeforeZone) but a stub domain's. */
+  zones?: string[];
 }
 
 export interface ForwardingOptions {
@@ -143,6 +151,12 @@ export class KubeDns {
   private readonly configSync: ConfigSync;
   private readonly server: DnsServer;
   private readonly handler: Handler;
+  private readonly resolverHandler: Handler;
+  /** A Corefile's plugins before kube-dns's own, and their chain ending in the resolver. */
+  private servedBefore: readonly ServedBefore[];
+  private chained: Handler;
+  /** The Corefile's plugins in force (coredns_plugin_enabled). */
+  private corePlugins: readonly string[];
   private threads: DnsThreads | null = null;
   private readonly workers: AutoWorkers;
   /** Each thread's answer cache budget (--cache-bytes / --workers). */
@@ -182,7 +196,8 @@ export class KubeDns {
       kinds,
     );
     if (o.source instanceof KubernetesSource) registerKubernetesSourceMetrics(this.metrics.registry, o.source);
-    if (o.coreDnsMetrics) this.registerCoreDnsMetrics(o.coreDnsMetrics);
+    this.corePlugins = o.coreDnsMetrics?.plugins ?? [];
+    if (o.coreDnsMetrics) this.registerCoreDnsMetrics(o.coreDnsMetrics.zone);
     this.metrics.setStateReader(() => this.status());
     const resolver = new Resolver({
       zone: this.zone,
@@ -203,9 +218,31 @@ export class KubeDns {
     // --workers: every thread an answer cache of --cache-bytes, this one's among them (kubeDnsThreadBudget).
     const answers = new AnswerCache({ maxBytes: o.answerCacheBytes, maxEntries: fw?.cacheEntries ?? undefined });
     this.metrics.setAnswerCacheReader(() => answers);
-    this.handler = chain((o.servedBefore ?? []).map((p) => this.scoped(p.handler, p.zones ?? null, o.servedBeforeZone ?? '')), resolver.handle);
+    this.resolverHandler = resolver.handle;
+    this.servedBefore = o.servedBefore ?? [];
+    this.chained = this.chainOf(this.servedBefore);
+    // One indirection, so that a Corefile's reload can put another chain in place (replacePlugins).
+    this.handler = o.servedBefore === undefined ? resolver.handle : (q) => this.chained(q);
     const onReply = o.queryLog === undefined ? undefined : new QueryLog(o.queryLog).onReply;
     this.server = new DnsServer({ handler: this.handler, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, onReply, answerCache: answers, roundRobin: o.roundRobin, maxUdpSize: o.maxUdpSize, reusePort: workers > 1, maxTcpConnections: tcpConnectionsShare(workers) });
+  }
+
+  private chainOf(plugins: readonly ServedBefore[]): Handler {
+    return chain(plugins.map((p) => this.scoped(p.handler, p.zones ?? null, this.o.servedBeforeZone ?? '')), this.resolverHandler);
+  }
+
+  /**
+   * A Corefile's reload that changed the plugins answering before kube-dns's own: the new ones take
+   * over at once, the old are closed, and every cached answer is dropped (it may be the old ones').
+   */
+  replacePlugins(plugins: ServedBefore[], names: readonly string[]): void {
+    const old = this.servedBefore;
+    this.servedBefore = plugins;
+    this.chained = this.chainOf(plugins);
+    this.corePlugins = names;
+    this.invalidate();
+    for (const p of old) p.close();
+    this.log.info('Corefile plugins replaced', { plugins: names.join(',') });
   }
 
   /**
@@ -219,15 +256,15 @@ export class KubeDns {
   }
 
   /** CoreDNS's names for what this process counts (a Corefile's server block). */
-  private registerCoreDnsMetrics(block: { zone: string; plugins: readonly string[] }): void {
+  private registerCoreDnsMetrics(blockZone: string): void {
     const o = this.o;
     const v6 = o.dnsBindAddress.includes(':');
     registerCoreDnsMetrics(this.metrics.registry, {
       // CoreDNS names a server by its bind address: none is every address, dns://:53.
       server: `dns://${o.dnsBindAddress === '0.0.0.0' ? '' : v6 ? `[${o.dnsBindAddress}]` : o.dnsBindAddress}:${o.dnsPort}`,
-      zone: block.zone === '' ? '.' : `${block.zone}.`,
+      zone: blockZone === '' ? '.' : `${blockZone}.`,
       family: v6 ? 2 : 1,
-      plugins: block.plugins,
+      plugins: () => this.corePlugins,
       version: o.version,
       counters: () => this.metrics.totals(),
       reloadFailed: () => this.configSync.invalidUpdates,
@@ -309,7 +346,7 @@ export class KubeDns {
     await Promise.all([this.server.close(), this.threads?.stop()]);
     for (const h of this.http) await h.close();
     await this.forwarder.close();
-    for (const p of this.o.servedBefore ?? []) p.close();
+    for (const p of this.servedBefore) p.close();
   }
 
   status(): KubeDnsStatus {

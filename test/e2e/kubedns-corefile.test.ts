@@ -101,13 +101,18 @@ t.test("kube-dns -conf with kubeadm's Corefile on a real API server", async (t) 
     t.match(m.body, /kubedns_dns_responses_total/);
   });
 
-  await t.test('an edited Corefile: a new upstream applied within reload; a broken line refused, the running one serving on', async (t) => {
+  await t.test('an edited Corefile: a new upstream and a rewrite applied within reload; a broken line refused, the running one serving on', async (t) => {
     writeFileSync(conf, corefile(p, upB.port, cluster.kubeconfig(cluster.kubeDnsToken)));
     await eventually(async () => answers(await dig(p.dns, 'second.example.org')).join() === '192.0.2.9', 'second.example.org through the new upstream', WAIT);
-    writeFileSync(conf, corefile(p, upA.port, cluster.kubeconfig(cluster.kubeDnsToken), '\n    rewrite name a.example.org b.example.org'));
-    await kd.waitFor(/Corefile not reloaded: the running one serves on .*line 3: the plugin `rewrite` is not served by kube-dns/, WAIT);
+    t.same(answers(await dig(p.dns, 'alias.example.org')), [], 'no alias yet');
+    writeFileSync(conf, corefile(p, upB.port, cluster.kubeconfig(cluster.kubeDnsToken), '\n    rewrite name alias.example.org second.example.org'));
+    await eventually(async () => answers(await dig(p.dns, 'alias.example.org')).join() === '192.0.2.9', "the rewrite added to the Corefile answers (the alias's cached NXDOMAIN dropped)", WAIT);
+    await kd.waitFor(/Corefile plugins replaced.*rewrite/, WAIT);
+    writeFileSync(conf, corefile(p, upA.port, cluster.kubeconfig(cluster.kubeDnsToken), '\n    rewrite type ANY HINFO'));
+    await kd.waitFor(/Corefile not reloaded: the running one serves on .*line 3: a rewrite rule of the type field is not served/, WAIT);
     t.same(answers(await dig(p.dns, 'web.app.svc.cluster.local')), [web], 'the cluster still answered');
     t.same(answers(await dig(p.dns, 'first.example.org')), [], 'still the second upstream (which has no first.example.org): the broken edit was not applied');
+    t.same(answers(await dig(p.dns, 'alias.example.org')), ['192.0.2.9'], 'and still the running rewrite');
   });
 
   await t.test("CoreDNS's metrics on prometheus's address: every series the coredns mixin's alerts read, with the labels they select on", async (t) => {
@@ -129,6 +134,7 @@ t.test("kube-dns -conf with kubeadm's Corefile on a real API server", async (t) 
     t.match(text, new RegExp(`^coredns_forward_request_duration_seconds_bucket\\{to="127\\.0\\.0\\.1:${upB.port}",rcode="NOERROR",le="\\+Inf"\\} [1-9]`, 'm'), 'forward durations per upstream and rcode');
     t.match(text, /^coredns_reload_failed_total 1$/m, 'the broken reload counted');
     t.match(text, new RegExp(`^coredns_plugin_enabled\\{${server},name="kubernetes"\\} 1$`, 'm'), 'the plugins in force');
+    t.match(text, new RegExp(`^coredns_plugin_enabled\\{${server},name="rewrite"\\} 1$`, 'm'), 'the one a reload added too');
     t.match(text, /^coredns_build_info\{version="0\.\d+\.\d+",revision="",goversion="v24\./m, 'the build');
   });
 
@@ -145,10 +151,10 @@ t.test('kube-dns -conf: a line it does not serve is an error at start (exit 1, n
   const dir = mkdtempSync(join(tmpdir(), 'kdt-corefile-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const conf = join(dir, 'Corefile');
-  writeFileSync(conf, '.:53 {\n    kubernetes cluster.local\n    rewrite stop {\n        name regex (.*)\\.example\\.org {1}.example.net\n    }\n}\n');
+  writeFileSync(conf, '.:53 {\n    kubernetes cluster.local\n    rewrite stop {\n        ttl regex (.*)\\.example\\.org 30\n    }\n}\n');
   const bad = startCoreMode(t, conf);
   t.equal(await bad.exited, 1);
-  t.match(bad.output(), /Corefile line 3: the plugin `rewrite` is not served by kube-dns/);
+  t.match(bad.output(), /Corefile line 3: a rewrite rule of the ttl field is not served/);
   const plugins = startCommand(t, [process.execPath, `${repoRoot}cmd/kube-dns/main.ts`, '-plugins'], {}, 'kube-dns');
   t.equal(await plugins.exited, 0);
   t.match(plugins.output(), /dns\.kubernetes\n {2}dns\.loop\n {2}dns\.forward/);
