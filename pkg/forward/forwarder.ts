@@ -74,6 +74,8 @@ export interface ForwarderStats {
   overloaded: number;
   /** forceTcp: queries sent again on a new connection because theirs ended under them. */
   resent: number;
+  /** Queries that found every server of their route down (health) and tried them all the same. */
+  healthcheckBroken: number;
 }
 
 export class Forwarder {
@@ -88,6 +90,7 @@ export class Forwarder {
     socketErrors: 0,
     overloaded: 0,
     resent: 0,
+    healthcheckBroken: 0,
   };
   private readonly timeoutMs: number;
   private readonly maxInFlight: number;
@@ -186,7 +189,7 @@ export class Forwarder {
 
   /** Per configured address: tries, and replies by rcode with their durations (CoreDNS's forward metrics). */
   replyStats(): ReplyStats[] {
-    return [...this.servers.values()].map((s) => ({ server: s, queries: s.queries, replies: s.replies }));
+    return [...this.servers.values()].map((s) => ({ server: s, queries: s.queries, replies: s.replies, healthcheckFailures: s.healthcheckFailures }));
   }
 
   /** Queries currently waiting for an upstream. */
@@ -225,7 +228,7 @@ export class Forwarder {
       const deadline = budgetMs === Infinity ? Infinity : performance.now() + budgetMs;
       const n = servers.length;
       const first = this.firstTry(n, this.routePolicies.get(servers) ?? this.policy);
-      const skipDown = this.health !== null && !servers.every((s) => this.health!.down(s));
+      const skipDown = this.health !== null && !this.allDown(servers);
       for (let i = 0; i < n; i++) {
         const server = servers[(first + i) % n];
         if ((skipDisabled && server.disabled) || (skipDown && this.health!.down(server))) continue;
@@ -276,6 +279,13 @@ export class Forwarder {
     } finally {
       this.inFlight--;
     }
+  }
+
+  /** Every server of a route down (counted: CoreDNS's healthcheck_broken; they are tried all the same). */
+  private allDown(servers: readonly UpstreamServer[]): boolean {
+    for (const s of servers) if (!this.health!.down(s)) return false;
+    this.stats.healthcheckBroken++;
+    return true;
   }
 
   /** Where a route of `n` servers starts, by its policy. */

@@ -58,7 +58,7 @@ export class HealthChecks {
       inFlight = true;
       const probe = Buffer.from(PROBE);
       void this.ask(probe, PROBE_END, server)
-        .then((ok) => ok && this.answered(server))
+        .then((ok) => (ok ? this.answered(server) : server.healthcheckFailures++))
         .finally(() => (inFlight = false));
     }, this.o.checkMs);
     timer.unref();

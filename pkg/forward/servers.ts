@@ -28,6 +28,8 @@ export interface ServerStats {
 export interface ReplyStats {
   server: Upstream;
   queries: number;
+  /** Health probes that got no reply (health.ts). */
+  healthcheckFailures: number;
   /** Series: the reply's rcode; values: seconds from the try's send to its reply. */
   replies: HistogramCounts;
 }
@@ -41,6 +43,8 @@ export class UpstreamServer implements Upstream {
   disabled = false;
   /** Tries in a row that got no reply (health.ts). */
   fails = 0;
+  /** Health probes that got no reply. */
+  healthcheckFailures = 0;
   readonly replies = new HistogramCounts(FORWARD_DURATION_BUCKETS, REPLY_RCODES);
 
   constructor(u: Upstream) {

@@ -32,6 +32,8 @@ export interface CoreDnsMetricsSource {
   upstreams(): ReplyStats[];
   /** Queries refused at max_concurrent. */
   overloaded(): number;
+  /** Queries that found every upstream down. */
+  healthcheckBroken(): number;
 }
 
 export function registerCoreDnsMetrics(registry: client.Registry, s: CoreDnsMetricsSource): void {
@@ -52,6 +54,8 @@ export function registerCoreDnsMetrics(registry: client.Registry, s: CoreDnsMetr
   collectedHistogram(registry, { name: 'coredns_forward_request_duration_seconds', help: 'Histogram of the time each request took.' }, function* (): Iterable<readonly [Labels, ReplyStats['replies'], number]> {
     for (const u of s.upstreams()) for (let r = 0; r < REPLY_RCODES; r++) if (u.replies.total(r) > 0) yield [{ to: formatUpstream(u.server), rcode: rcodeName(r) }, u.replies, r];
   });
+  mirroredCounter(registry, { name: 'coredns_forward_healthcheck_failures_total', help: 'Counter of the number of failed healthchecks.', labelNames: ['to'] }, () => s.upstreams().map((u) => [{ to: formatUpstream(u.server) }, u.healthcheckFailures] as const));
+  mirroredCounter(registry, { name: 'coredns_forward_healthcheck_broken_total', help: 'Counter of the number of complete failures of the healthchecks.' }, () => [[{}, s.healthcheckBroken()]]);
   mirroredCounter(registry, { name: 'coredns_forward_max_concurrent_rejects_total', help: 'Counter of the number of queries rejected because the concurrent queries were at maximum.' }, () => [[{}, s.overloaded()]]);
 }
 

@@ -270,6 +270,7 @@ export class KubeDns {
       reloadFailed: () => this.configSync.invalidUpdates,
       upstreams: () => this.forwarder.replyStats(),
       overloaded: () => this.forwarder.stats.overloaded,
+      healthcheckBroken: () => this.forwarder.stats.healthcheckBroken,
     });
   }
 

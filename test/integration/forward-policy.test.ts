@@ -57,6 +57,7 @@ t.test('max_fails and health_check: a silent upstream is skipped once down, prob
   t.same(await answeredBy(f, 5), Array(5).fill('192.0.2.2'));
   t.ok(performance.now() - started < 300, 'down: five queries without waiting on the silent one');
   t.equal(f.serverStats()[0].queries, triesBefore, 'no query went to it');
+  await eventually(() => f.replyStats()[0].healthcheckFailures > 0, 'a probe went unanswered (coredns_forward_healthcheck_failures_total)', 3000);
   process.kill(first.pid, 'SIGCONT');
   await eventually(async () => (await answeredBy(f, 1))[0] === '192.0.2.1', 'the first answers again after a probe', 3000);
 });
@@ -68,4 +69,5 @@ t.test('every upstream down: they are still asked', async (t) => {
   process.kill(only.pid, 'SIGSTOP');
   for (let i = 0; i < 3; i++) await t.rejects(f.forward(makeQuery('www.example.org', i + 1), 'www.example.org'), { code: 'FORWARD_ALL_FAILED' });
   t.equal(f.serverStats()[0].queries, 3, 'a route whose every server is down still tries them');
+  t.ok(f.stats.healthcheckBroken >= 1, 'and counts it (coredns_forward_healthcheck_broken_total)');
 });
