@@ -76,6 +76,7 @@ export function corefileKubeDnsOptions(k: KubeDnsCorefile, configSync: KubeDnsOp
     answerChaos: false,
     workers: 0,
     autopath: k.autopath,
+    clusterFallthrough: k.clusterFallthrough,
     queryLog: k.queryLog ?? undefined,
     configSync,
     coreDnsMetrics: { zone: k.clusterBlockZone, plugins: k.plugins },

@@ -85,6 +85,8 @@ export interface KubeDnsCorefile {
   chaos: { zones: string[] | null; answers: ChaosAnswers }[];
   /** `autopath @kubernetes`: a pod's search walk answered at its first query (pkg/autopath). */
   autopath: boolean;
+  /** kubernetes `fallthrough` for the cluster zone: its names no Service holds are forwarded. */
+  clusterFallthrough: boolean;
   /** `any`: ANY questions get RFC 8482's HINFO. */
   any: boolean;
   /** `loop`: the upstreams probed for a loop back to us. */
@@ -119,7 +121,8 @@ const BUFSIZE_DEFAULT = 1232;
 /** CoreDNS's reload interval when none is written, and the least it takes. */
 const RELOAD_DEFAULT_MS = 30_000;
 const RELOAD_MIN_MS = 2000;
-const REVERSE_ZONES = ['in-addr.arpa', 'ip6.arpa'];
+const isReverse = (z: string) => /(^|\.)(in-addr|ip6)\.arpa$/.test(z);
+const within = (zone: string, name: string) => zone === '' || name === zone || name.endsWith(`.${zone}`);
 
 /** kube-dns's plugins, in CoreDNS's order; `whole` takes the process-wide ones. */
 function plugins(whole: KubeDnsCorefile, ctx: KubeDnsCorefileContext): Plugin<Block>[] {
@@ -172,7 +175,7 @@ function noBlock(d: Directive): void {
 function unplanned(port: number): KubeDnsCorefile {
   return {
     domain: '', ttl: 0, pods: 'disabled', kubeconfig: null, endpoint: null, port, bind: null, upstreams: [], forwarding: FORWARD_DEFAULTS, stubPolicies: {},
-    stubDomains: new Map(), cache: null, hosts: null, rewrite: [], template: [], chaos: [], queryLog: null, autopath: false, any: false, loop: false, bufsize: null, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
+    stubDomains: new Map(), cache: null, hosts: null, rewrite: [], template: [], chaos: [], queryLog: null, autopath: false, clusterFallthrough: false, any: false, loop: false, bufsize: null, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
     clusterBlockZone: '', plugins: [],
   };
 }
@@ -189,7 +192,7 @@ export function kubeDnsCorefile(blocks: readonly ServerBlock[], ctx: KubeDnsCore
   const cluster = planned.filter((b) => b.kubernetes !== null);
   if (cluster.length !== 1) throw new CorefileError('COREFILE_INVALID', cluster[1] ?? { file: null, line: 1 }, 'kube-dns serves one `kubernetes` (one cluster), in one block');
   const k = clusterOf(cluster[0]);
-  Object.assign(whole, { domain: k.domain, ttl: k.options.ttl, pods: k.options.pods, kubeconfig: k.options.kubeconfig, endpoint: k.options.endpoint, port: cluster[0].port });
+  Object.assign(whole, { domain: k.domain, clusterFallthrough: k.options.fallthrough.some((z) => z === '' || z === k.domain), ttl: k.options.ttl, pods: k.options.pods, kubeconfig: k.options.kubeconfig, endpoint: k.options.endpoint, port: cluster[0].port });
   whole.clusterBlockZone = cluster[0].zone;
   whole.hosts = cluster[0].hosts;
   whole.rewrite = cluster[0].rewrite;
@@ -215,13 +218,12 @@ const isRootRoute = (b: Block, cluster: Block) => b === cluster || b.zone === ''
 /** The cluster's block: its one cluster zone, and reverse zones that fall through (as kube-dns forwards the addresses it does not hold). */
 function clusterOf(b: Block): { domain: string; options: KubernetesOptions } {
   const k = b.kubernetes!;
-  const zones = k.zones.filter((z) => !REVERSE_ZONES.includes(z));
+  const zones = k.zones.filter((z) => !isReverse(z));
   if (zones.length !== 1 || zones[0] === '') throw unserved(b, `kubernetes for ${zones.length === 0 ? 'no cluster zone' : zones.map((z) => z || '.').join(' ')} (kube-dns serves one cluster zone)`);
   if (b.zone !== '' && b.zone !== zones[0]) throw unserved(b, `kubernetes for ${zones[0]} in the block of ${b.zone}`);
-  for (const z of k.zones.filter((x) => REVERSE_ZONES.includes(x))) {
-    if (!k.fallthrough.includes(z) && !k.fallthrough.includes('')) throw unserved(b, `the reverse zone ${z} without \`fallthrough ${z}\` (kube-dns hands addresses outside the cluster on)`);
+  for (const z of k.zones.filter(isReverse)) {
+    if (!k.fallthrough.some((f) => within(f, z))) throw unserved(b, `the reverse zone ${z} without \`fallthrough ${z}\` (kube-dns hands addresses outside the cluster on)`);
   }
-  if (k.fallthrough.includes('') || k.fallthrough.includes(zones[0])) throw unserved(b, `fallthrough for the cluster zone ${zones[0]}`);
   return { domain: zones[0], options: k };
 }
 

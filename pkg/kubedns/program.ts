@@ -94,6 +94,8 @@ export interface KubeDnsOptions {
   workers?: number;
   /** --service-entries: answer the hosts of Istio ServiceEntries. */
   serviceEntries?: boolean;
+  /** A Corefile's kubernetes `fallthrough` for the cluster zone (ResolverOptions.clusterFallthrough). */
+  clusterFallthrough?: boolean;
   /** --autopath: answer a pod's whole search walk at its first query (watches Pods). */
   autopath?: boolean;
   version: string;
@@ -206,6 +208,7 @@ export class KubeDns {
       isSynced: () => this.store.hasSynced,
       version: `kube-dns-ts ${o.version}`,
       answerChaos: o.answerChaos,
+      clusterFallthrough: o.clusterFallthrough,
       log: this.log.child('resolver'),
       serviceEntries,
       autopath: o.autopath !== true || pods === null ? null : { index: pods, counted: registerAutopathMetrics(this.metrics.registry, pods), silence: new UpstreamSilence() },

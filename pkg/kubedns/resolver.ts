@@ -57,6 +57,11 @@ export interface ResolverOptions {
    * Corefile, where a chaos plugin answers them, forwarded like any other. Default true.
    */
   answerChaos?: boolean;
+  /**
+   * A name of the cluster zone that does not exist is asked upstream instead of denied (a Corefile's
+   * kubernetes `fallthrough` for its zone; after autopath, as CoreDNS orders them). Default false.
+   */
+  clusterFallthrough?: boolean;
   log: Logger;
   /** --service-entries: the names ServiceEntries answer for; null when off. */
   serviceEntries?: ServiceEntryNames | null;
@@ -138,15 +143,21 @@ export class Resolver {
     // NXDOMAIN and NODATA carry only the zone's SOA: one template for every such name, so a flood of
     // made-up names costs no cache entry each.
     if (r.answers.length === 0 && r.additionals.length === 0) {
-      const negative: Answer = { message, below: this.o.zone.domain, group: ZONE_WIDE, tag };
-      const walked = r.rcode === Rcode.NXDOMAIN ? this.autopath(q) : null;
-      if (walked === null) return negative;
-      return walked instanceof Promise ? walked.then((a) => a ?? negative) : walked;
+      const nxdomain = r.rcode === Rcode.NXDOMAIN;
+      const negative = (): Answer | Promise<Answer> => (nxdomain && this.o.clusterFallthrough === true ? this.fallThrough(q) : { message, below: this.o.zone.domain, group: ZONE_WIDE, tag });
+      const walked = nxdomain ? this.autopath(q) : null;
+      if (walked === null) return negative();
+      return walked instanceof Promise ? walked.then((a) => a ?? negative()) : walked;
     }
     // Pod records answer any dashed address: a flood of them must not push real names out of the cache.
     // A change to the owning service drops the answer; the rest of the cache stays.
     if (r.chase === null) return { message, cacheable: !r.synthesized, group: r.owner, tag };
     return this.chase(message, r.chase, q.question.type);
+  }
+
+  /** A cluster name no Service holds, asked upstream; dropped with any change to the zone (a Service of that name may come). */
+  private async fallThrough(q: Query): Promise<Answer> {
+    return { ...(await this.forward(q, 'recursive')), group: ZONE_WIDE };
   }
 
   /**

@@ -122,7 +122,7 @@ t.test('the same Corefiles: CoreDNS 1.15 and kube-dns -conf answer alike', async
   const cluster = await startCluster(t);
   const dir = mkdtempSync(join(tmpdir(), 'kdt-differential-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const up = await startDnsmasq(t, ['192.0.2.7 www.example.org', '2001:db8::7 www.example.org'], ['--local-ttl=300']);
+  const up = await startDnsmasq(t, ['192.0.2.7 www.example.org', '2001:db8::7 www.example.org', '192.0.2.77 legacy.cluster.local'], ['--local-ttl=300']);
   await cluster.apply([
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'app' } },
     { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'app' }, spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }, { name: 'dns', port: 53, protocol: 'UDP' }] } },
@@ -317,6 +317,19 @@ hostname.bind:${port} {
       ['ip-10-1-2-3.example.net', 'A'], ['IP-10-1-2-3.Example.net', 'A'], ['ip-10-1-2-3.example.net', 'AAAA'], ['other.example.net', 'A'], ['foo.example.net', 'TXT'],
       ['x.blocked.test', 'A'], ['x.blocked.test', 'MX'], ['alias.test', 'A'], ['good.nofall.test', 'A'], ['bad.nofall.test', 'A'], ['good.nofall.test', 'AAAA'],
       ['web.app.svc.cluster.local', 'A'],
+    ],
+  });
+  shapes.push({
+    // kubernetes with a CIDR for its reverse zone and a bare fallthrough: cluster names no Service holds go upstream.
+    name: 'kubernetes 10.0.0.0/8 with fallthrough',
+    differences: { '10.1.0.1 PTR': REVERSE_AA },
+    text: (port, kubeconfig) => {
+      const text = corefile(port, up.port, kubeconfig).replace('kubernetes cluster.local in-addr.arpa ip6.arpa {', 'kubernetes cluster.local 10.0.0.0/8 {').replace('fallthrough in-addr.arpa ip6.arpa', 'fallthrough');
+      if (!text.includes('10.0.0.0/8 {') || /fallthrough in-addr/.test(text)) throw new Error("kubeadm's kubernetes block not found");
+      return text;
+    },
+    questions: [
+      ['legacy.cluster.local', 'A'], ['web.app.svc.cluster.local', 'A'], ['nothing.app.svc.cluster.local', 'A'], ['10.1.0.1', 'PTR'], ['192.0.2.7', 'PTR'], ['10.9.9.9', 'PTR'],
     ],
   });
   for (const shape of shapes) {

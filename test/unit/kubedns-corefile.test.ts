@@ -46,7 +46,7 @@ t.test('what kube-dns does not serve yet is refused at its line', async (t) => {
   const cases: [string, RegExp][] = [
     ['.:53 {\n  kubernetes cluster.local {\n    namespaces default\n  }\n}\n', /^Corefile line 3: kubernetes option `namespaces default` is not served/],
     ['.:53 {\n  kubernetes cluster.local in-addr.arpa\n}\n', /^Corefile line 1: the reverse zone in-addr\.arpa without `fallthrough in-addr\.arpa`/],
-    ['.:53 {\n  kubernetes cluster.local {\n    fallthrough\n  }\n}\n', /^Corefile line 1: fallthrough for the cluster zone cluster\.local is not served/],
+    ['.:53 {\n  kubernetes cluster.local 10.0.0.0/8\n}\n', /^Corefile line 1: the reverse zone 10\.in-addr\.arpa without `fallthrough 10\.in-addr\.arpa`/],
     ['.:53 {\n  kubernetes cluster.local example.org\n}\n', /^Corefile line 1: kubernetes for cluster\.local example\.org \(kube-dns serves one cluster zone\)/],
     ['.:53 {\n  forward . 1.1.1.1\n}\n', /^Corefile line 1: kube-dns serves one `kubernetes`/],
     ['.:53 {\n  kubernetes cluster.local\n}\nexample.org:5353 {\n  forward . 1.1.1.1\n}\n', /^Corefile line 4: a second port \(5353; the cluster's block is on 53\)/],
@@ -140,4 +140,12 @@ t.test('template: as CoreDNS reads it; what it refuses', async (t) => {
     ['template IN A {\n    match (x\n  }', /^Corefile line 3: match: invalid regex "\(x"/],
   ];
   for (const [text, message] of refused) t.throws(() => plan(`.:53 {\n  ${text}\n  kubernetes cluster.local\n}\n`), { message }, text);
+});
+
+t.test('kubernetes: reverse zones as CIDRs (as CoreDNS expands them), fallthrough for the cluster zone', async (t) => {
+  const k = plan('.:53 {\n  kubernetes cluster.local 10.0.0.0/8 172.16.0.0/12 fd00::/7 {\n    fallthrough in-addr.arpa ip6.arpa\n  }\n}\n');
+  t.equal(k.domain, 'cluster.local');
+  t.equal(k.clusterFallthrough, false);
+  t.ok(plan('.:53 {\n  kubernetes cluster.local {\n    fallthrough\n  }\n}\n').clusterFallthrough, 'bare fallthrough: the cluster zone too');
+  t.ok(plan('.:53 {\n  kubernetes cluster.local in-addr.arpa {\n    fallthrough cluster.local in-addr.arpa\n  }\n}\n').clusterFallthrough, 'the cluster zone named');
 });

@@ -5,6 +5,7 @@
 
 import { normalizeDomain } from '../../config/config.ts';
 import { invalid, unserved, wholeNumber, written } from '../args.ts';
+import { cidrReverseZones } from '../cidr.ts';
 import type { Directive } from '../read.ts';
 
 export type PodsMode = 'insecure' | 'verified' | 'disabled';
@@ -25,11 +26,11 @@ const DEFAULT_TTL = 5;
 
 /** `blockZone`: the server block's zone, the plugin's zone when it names none. */
 export function kubernetesOptions(d: Directive, blockZone: string): KubernetesOptions {
-  const k: KubernetesOptions = { zones: d.args.length > 0 ? d.args.map(zoneOf(d)) : [blockZone], pods: 'disabled', ttl: DEFAULT_TTL, fallthrough: [], kubeconfig: null, endpoint: null };
+  const k: KubernetesOptions = { zones: d.args.length > 0 ? d.args.flatMap(zonesOf) : [blockZone], pods: 'disabled', ttl: DEFAULT_TTL, fallthrough: [], kubeconfig: null, endpoint: null };
   for (const o of d.block ?? []) {
     if (o.name === 'pods' && o.args.length === 1 && (o.args[0] === 'insecure' || o.args[0] === 'verified' || o.args[0] === 'disabled')) k.pods = o.args[0];
     else if (o.name === 'ttl' && o.args.length === 1) k.ttl = ttlOf(o);
-    else if (o.name === 'fallthrough' && o.block === null) k.fallthrough = o.args.length === 0 ? [''] : o.args.map(zoneOf(o));
+    else if (o.name === 'fallthrough' && o.block === null) k.fallthrough = o.args.length === 0 ? [''] : o.args.flatMap(zonesOf);
     else if (o.name === 'kubeconfig' && o.args.length === 1) k.kubeconfig = o.args[0];
     else if (o.name === 'endpoint' && o.args.length === 1) k.endpoint = endpointOf(o);
     else throw unserved(o, `kubernetes option \`${written(o)}\``);
@@ -37,10 +38,8 @@ export function kubernetesOptions(d: Directive, blockZone: string): KubernetesOp
   return k;
 }
 
-const zoneOf = (d: Directive) => (z: string) => {
-  if (z.includes('/')) throw unserved(d, `a reverse zone as a CIDR (${z}): write in-addr.arpa or ip6.arpa`);
-  return z === '.' ? '' : normalizeDomain(z);
-};
+/** A zone as written, or the reverse zones a CIDR stands for (as CoreDNS expands it). */
+const zonesOf = (z: string) => cidrReverseZones(z) ?? [z === '.' ? '' : normalizeDomain(z)];
 
 function ttlOf(o: Directive): number {
   const ttl = wholeNumber(o, o.args[0], 'the TTL', 0);
