@@ -43,7 +43,7 @@ export async function runCorefile(argv: readonly string[]): Promise<void> {
     process.exit(1);
   }
   const plan = read.plan;
-  const source = apiSource({ kubeconfig: plan.kubeconfig ?? '', masterUrl: plan.endpoint ?? '', endpointsApi: 'endpointslices', configMap: '', configMapNamespace: 'kube-system', silentWatchMs: 300_000 }, log);
+  const source = apiSource({ kubeconfig: plan.kubeconfig ?? '', kubeconfigContext: plan.kubeconfigContext ?? '', masterUrl: plan.endpoint ?? '', endpointsApi: 'endpointslices', configMap: '', configMapNamespace: 'kube-system', silentWatchMs: 300_000 }, log);
   const sync = new CorefileSync(f.conf, read, ctx, log.child('corefile'));
   const kubeDns = new KubeDns({ ...corefileKubeDnsOptions(plan, sync, log), source, version: VERSION });
   sync.onPlugins = (next) => kubeDns.replacePlugins(corefileServedBefore(next, log), next.plugins);

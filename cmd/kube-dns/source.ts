@@ -8,6 +8,8 @@ import { KubernetesSource } from '../../pkg/source/kubernetes.ts';
 export interface ApiSourceOptions {
   /** '' : none (in-cluster, or masterUrl alone). */
   kubeconfig: string;
+  /** The kubeconfig's context; '' its current one. */
+  kubeconfigContext?: string;
   masterUrl: string;
   endpointsApi: EndpointsApi;
   configMap: string;
@@ -17,7 +19,7 @@ export interface ApiSourceOptions {
 
 export function apiSource(o: ApiSourceOptions, log: Logger): KubernetesSource {
   return new KubernetesSource({
-    connection: { kubeconfig: o.kubeconfig || undefined, masterUrl: o.masterUrl || undefined },
+    connection: { kubeconfig: o.kubeconfig || undefined, context: o.kubeconfigContext || undefined, masterUrl: o.masterUrl || undefined },
     watches: startingWatches({ endpointsApi: o.endpointsApi, configMap: o.configMap, configMapNamespace: o.configMapNamespace }),
     silentWatchMs: o.silentWatchMs,
     log: log.child('kubernetes-source'),

@@ -59,6 +59,7 @@ export interface KubeDnsCorefile {
   ttl: number;
   pods: KubernetesOptions['pods'];
   kubeconfig: string | null;
+  kubeconfigContext: string | null;
   endpoint: string | null;
   port: number;
   /** `bind`: the one address; null: every address. */
@@ -174,7 +175,7 @@ function noBlock(d: Directive): void {
 /** A plan before any block: nothing served. */
 function unplanned(port: number): KubeDnsCorefile {
   return {
-    domain: '', ttl: 0, pods: 'disabled', kubeconfig: null, endpoint: null, port, bind: null, upstreams: [], forwarding: FORWARD_DEFAULTS, stubPolicies: {},
+    domain: '', ttl: 0, pods: 'disabled', kubeconfig: null, kubeconfigContext: null, endpoint: null, port, bind: null, upstreams: [], forwarding: FORWARD_DEFAULTS, stubPolicies: {},
     stubDomains: new Map(), cache: null, hosts: null, rewrite: [], template: [], chaos: [], queryLog: null, autopath: false, clusterFallthrough: false, any: false, loop: false, bufsize: null, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
     clusterBlockZone: '', plugins: [],
   };
@@ -192,7 +193,7 @@ export function kubeDnsCorefile(blocks: readonly ServerBlock[], ctx: KubeDnsCore
   const cluster = planned.filter((b) => b.kubernetes !== null);
   if (cluster.length !== 1) throw new CorefileError('COREFILE_INVALID', cluster[1] ?? { file: null, line: 1 }, 'kube-dns serves one `kubernetes` (one cluster), in one block');
   const k = clusterOf(cluster[0]);
-  Object.assign(whole, { domain: k.domain, clusterFallthrough: k.options.fallthrough.some((z) => z === '' || z === k.domain), ttl: k.options.ttl, pods: k.options.pods, kubeconfig: k.options.kubeconfig, endpoint: k.options.endpoint, port: cluster[0].port });
+  Object.assign(whole, { domain: k.domain, clusterFallthrough: k.options.fallthrough.some((z) => z === '' || z === k.domain), ttl: k.options.ttl, pods: k.options.pods, kubeconfig: k.options.kubeconfig, kubeconfigContext: k.options.kubeconfigContext, endpoint: k.options.endpoint, port: cluster[0].port });
   whole.clusterBlockZone = cluster[0].zone;
   whole.hosts = cluster[0].hosts;
   whole.rewrite = cluster[0].rewrite;

@@ -14,6 +14,8 @@ import type { Credentials } from './kubernetes-credentials.ts';
 
 export interface KubeConnectionOptions {
   kubeconfig?: string;
+  /** The kubeconfig's context to use instead of its current one (a Corefile's `kubeconfig FILE CONTEXT`). */
+  context?: string;
   masterUrl?: string;
   /** The environment (for $VAR expansion and the in-cluster variables). Default process.env. */
   env?: NodeJS.ProcessEnv;
@@ -102,7 +104,7 @@ export async function connectKube(o: KubeConnectionOptions): Promise<KubeClient>
   const masterUrl = o.masterUrl ? parseMasterUrl(o.masterUrl, env) : '';
   let creds: Credentials | null;
   try {
-    if (o.kubeconfig) creds = kubeconfigCredentials(o.kubeconfig, masterUrl);
+    if (o.kubeconfig) creds = kubeconfigCredentials(o.kubeconfig, masterUrl, o.context);
     else if (masterUrl) creds = anonymousCredentials(masterUrl);
     else if (!env.KUBERNETES_SERVICE_HOST || !env.KUBERNETES_SERVICE_PORT) {
       throw new KubeConnectionError('not running in a cluster (KUBERNETES_SERVICE_HOST/PORT unset): give --kubecfg-file, --kube-master-url or --cluster-file');
@@ -112,15 +114,16 @@ export async function connectKube(o: KubeConnectionOptions): Promise<KubeClient>
     throw new KubeConnectionError(`cannot load ${o.kubeconfig ? `kubeconfig ${o.kubeconfig}` : 'the connection settings'}: ${(e as Error).message}`);
   }
   if (creds) return httpClient(creds.server, creds.identity, (opts) => creds.apply(opts));
-  return clientNodeClient(o.kubeconfig!, masterUrl);
+  return clientNodeClient(o.kubeconfig!, masterUrl, o.context);
 }
 
 /** Exec and auth-provider users: client-node runs the plugin and refreshes its credentials. */
-async function clientNodeClient(kubeconfig: string, masterUrl: string): Promise<KubeClient> {
+async function clientNodeClient(kubeconfig: string, masterUrl: string, context: string | undefined): Promise<KubeClient> {
   const { KubeConfig } = await import('@kubernetes/client-node');
   const kc = new KubeConfig();
   try {
     kc.loadFromFile(kubeconfig);
+    if (context !== undefined) kc.setCurrentContext(context);
   } catch (e) {
     throw new KubeConnectionError(`cannot load kubeconfig ${kubeconfig}: ${(e as Error).message}`);
   }

@@ -65,14 +65,15 @@ function credentials(server: string, identity: string, tls: RequestOptions, auth
 }
 
 /**
- * Reads a kubeconfig's current context. Returns null when its user needs client-node (exec,
- * auth-provider); `masterUrl` replaces the cluster's server.
+ * Reads a kubeconfig's context: `contextName`, else its current one. Returns null when its user needs
+ * client-node (exec, auth-provider); `masterUrl` replaces the cluster's server.
  */
-export function kubeconfigCredentials(path: string, masterUrl: string): Credentials | null {
+export function kubeconfigCredentials(path: string, masterUrl: string, contextName?: string): Credentials | null {
   const cfg = dict(parseYaml(readFileSync(path, 'utf8')));
   const base = dirname(path);
-  const context = named(cfg.contexts, str(cfg['current-context']), 'context');
-  if (!context) throw new Error(`no current context ${JSON.stringify(cfg['current-context'] ?? '')}`);
+  const wanted = contextName ?? str(cfg['current-context']);
+  const context = named(cfg.contexts, wanted, 'context');
+  if (!context) throw new Error(`no ${contextName === undefined ? 'current ' : ''}context ${JSON.stringify(wanted ?? '')}`);
   const cluster = named(cfg.clusters, str(context.cluster), 'cluster');
   if (!cluster) throw new Error(`context names cluster ${JSON.stringify(context.cluster ?? '')}, which is not defined`);
   const userName = str(context.user);

@@ -64,6 +64,13 @@ t.test('a token file is read (and re-read later), client certificates and basic 
   t.equal(insecure.opts.rejectUnauthorized, false);
 });
 
+t.test("a context named (a Corefile's `kubeconfig FILE CONTEXT`) instead of the current one", async (t) => {
+  const path = kubeconfig('token: abc');
+  t.equal(kubeconfigCredentials(path, '', 'other')?.identity, 'anonymous (no credentials)', "the named context's user (one the file does not define)");
+  t.match(kubeconfigCredentials(path, '')?.identity, /kubeconfig user "u"/, 'the current one unsaid');
+  t.throws(() => kubeconfigCredentials(path, '', 'missing'), { message: 'no context "missing"' });
+});
+
 t.test('exec and auth-provider users are left to client-node; broken files say why', async (t) => {
   t.equal(kubeconfigCredentials(kubeconfig('exec: {command: aws, apiVersion: client.authentication.k8s.io/v1}'), ''), null);
   t.equal(kubeconfigCredentials(kubeconfig('auth-provider: {name: oidc}'), ''), null);
