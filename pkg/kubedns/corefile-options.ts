@@ -55,6 +55,7 @@ export function corefileKubeDnsOptions(k: KubeDnsCorefile, configSync: KubeDnsOp
     domain: k.domain,
     ttl: k.ttl,
     podRecords: k.pods,
+    namespaces: k.namespaces ?? undefined,
     dnsBindAddress: k.bind ?? '0.0.0.0',
     dnsPort: k.port,
     httpBindAddress: '0.0.0.0',

@@ -60,6 +60,8 @@ export interface KubeDnsCorefile {
   pods: KubernetesOptions['pods'];
   kubeconfig: string | null;
   kubeconfigContext: string | null;
+  /** kubernetes `namespaces`: the only namespaces whose Services and pods are answered; null: all. */
+  namespaces: string[] | null;
   endpoint: string | null;
   port: number;
   /** `bind`: the one address; null: every address. */
@@ -175,7 +177,7 @@ function noBlock(d: Directive): void {
 /** A plan before any block: nothing served. */
 function unplanned(port: number): KubeDnsCorefile {
   return {
-    domain: '', ttl: 0, pods: 'disabled', kubeconfig: null, kubeconfigContext: null, endpoint: null, port, bind: null, upstreams: [], forwarding: FORWARD_DEFAULTS, stubPolicies: {},
+    domain: '', ttl: 0, pods: 'disabled', kubeconfig: null, kubeconfigContext: null, namespaces: null, endpoint: null, port, bind: null, upstreams: [], forwarding: FORWARD_DEFAULTS, stubPolicies: {},
     stubDomains: new Map(), cache: null, hosts: null, rewrite: [], template: [], chaos: [], queryLog: null, autopath: false, clusterFallthrough: false, any: false, loop: false, bufsize: null, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
     clusterBlockZone: '', plugins: [],
   };
@@ -193,7 +195,7 @@ export function kubeDnsCorefile(blocks: readonly ServerBlock[], ctx: KubeDnsCore
   const cluster = planned.filter((b) => b.kubernetes !== null);
   if (cluster.length !== 1) throw new CorefileError('COREFILE_INVALID', cluster[1] ?? { file: null, line: 1 }, 'kube-dns serves one `kubernetes` (one cluster), in one block');
   const k = clusterOf(cluster[0]);
-  Object.assign(whole, { domain: k.domain, clusterFallthrough: k.options.fallthrough.some((z) => z === '' || z === k.domain), ttl: k.options.ttl, pods: k.options.pods, kubeconfig: k.options.kubeconfig, kubeconfigContext: k.options.kubeconfigContext, endpoint: k.options.endpoint, port: cluster[0].port });
+  Object.assign(whole, { domain: k.domain, clusterFallthrough: k.options.fallthrough.some((z) => z === '' || z === k.domain), ttl: k.options.ttl, pods: k.options.pods, kubeconfig: k.options.kubeconfig, kubeconfigContext: k.options.kubeconfigContext, namespaces: k.options.namespaces, endpoint: k.options.endpoint, port: cluster[0].port });
   whole.clusterBlockZone = cluster[0].zone;
   whole.hosts = cluster[0].hosts;
   whole.rewrite = cluster[0].rewrite;
@@ -255,12 +257,16 @@ function otherBlock(whole: KubeDnsCorefile, b: Block): void {
   const others = [...b.used].filter((p) => !OTHER_BLOCK_PLUGINS.includes(p));
   if ((b.forward === null && b.chaos === null) || others.length > 0) throw unserved(b, `the block of ${b.zone}${others.length > 0 ? ` with ${others.join(', ')}` : ' without forward'} (kube-dns serves another zone's block as a stub domain, forward and chaos only)`);
   if (b.chaos !== null) whole.chaos.push({ zones: [b.zone], answers: b.chaos });
-  // One cache keeps what every route forwards: a stub block's must be the root's (OpenShift writes the same in each).
-  if (b.cache !== null && JSON.stringify(b.cache) !== JSON.stringify(whole.cache)) throw unserved(b, `a cache in the block of ${b.zone} other than the root's (kube-dns keeps what it forwards in one cache)`);
+  // One cache keeps what every route forwards: a stub block's must be the root's (OpenShift writes the
+  // same in each; the Kubernetes docs' stub example writes kubeadm's `cache 30`), its cluster-zone `disable` aside.
+  const kept = (c: CacheOptions | null) => JSON.stringify(c === null ? null : { ...c, disable: null });
+  if (b.cache !== null && kept(b.cache) !== kept(whole.cache)) throw unserved(b, `a cache in the block of ${b.zone} other than the root's (kube-dns keeps what it forwards in one cache)`);
   if (b.forward === null) return;
   if (b.forward.from !== '' && b.forward.from !== b.zone) throw unserved(b, `forward for ${b.forward.from} inside the block of ${b.zone}`);
-  // One forwarder serves every route: a stub block's options must be the root's, but its policy.
-  if (JSON.stringify({ ...b.forward.settings, policy: '' }) !== JSON.stringify({ ...whole.forwarding, policy: '' })) throw unserved(b, `forward options in the stub block of ${b.zone} other than the root's, but policy (kube-dns forwards every zone with one set)`);
+  // One forwarder serves every route: what a stub block's forward writes must be the root's, but its policy.
+  const written = (Object.keys(FORWARD_DEFAULTS) as (keyof ForwardSettings)[]).filter((f) => f !== 'policy' && JSON.stringify(b.forward!.settings[f]) !== JSON.stringify(FORWARD_DEFAULTS[f]));
+  const differing = written.filter((f) => JSON.stringify(b.forward!.settings[f]) !== JSON.stringify(whole.forwarding[f]));
+  if (differing.length > 0) throw unserved(b, `forward options in the stub block of ${b.zone} other than the root's (${differing.join(', ')}; kube-dns forwards every zone with one set, but policy)`);
   whole.stubPolicies[b.zone] = b.forward.settings.policy;
   whole.stubDomains.set(b.zone, b.forward.upstreams.map(formatUpstream));
 }

@@ -66,6 +66,8 @@ export interface KubeDnsOptions {
   domain: string;
   ttl: number;
   podRecords: PodRecordsMode;
+  /** The only namespaces whose Services and pod records are answered (a Corefile's kubernetes `namespaces`); absent: all. */
+  namespaces?: string[];
   dnsBindAddress: string;
   dnsPort: number;
   httpBindAddress: string;
@@ -164,6 +166,8 @@ export class KubeDns {
   /** Each thread's answer cache budget (--cache-bytes / --workers). */
   private readonly http: HttpEndpoints[] = [];
   private config: KubeDnsConfig;
+  /** `namespaces`: the exposed ones; null: all. */
+  private readonly exposed: ReadonlySet<string> | null;
   /** The stub domains' zones in force (servedBefore skips their names). */
   private stubZones: readonly string[] = [];
   private syncWatch: NodeJS.Timeout | undefined;
@@ -175,7 +179,8 @@ export class KubeDns {
     this.metrics = createKubeDnsMetrics();
     // Pods are watched for autopath and for `pods verified` (a pod record answered only for a pod there).
     const pods = o.autopath || o.podRecords === 'verified' ? new PodIndex() : null;
-    this.zone = new Zone({ domain: o.domain, ttl: o.ttl, podRecords: o.podRecords, podAt: pods === null ? undefined : (ip, namespace) => podIn(pods, ip, namespace) });
+    this.exposed = o.namespaces === undefined ? null : new Set(o.namespaces);
+    this.zone = new Zone({ domain: o.domain, ttl: o.ttl, podRecords: o.podRecords, namespaces: this.exposed ?? undefined, podAt: pods === null ? undefined : (ip, namespace) => podIn(pods, ip, namespace) });
     const fw = o.forwarding;
     this.forwarder = new Forwarder({ ...fw?.settings, log: this.log.child('forward') });
     this.loop = fw?.loopDetect ? new LoopDetector(this.forwarder, this.log.child('loop')) : undefined;
@@ -406,7 +411,9 @@ export class KubeDns {
   }
 
   private servicesChanged(keys: ReadonlySet<string>): void {
-    const touched = this.zone.updateServices([...keys].map((k) => [k, this.store.services.get(k) ?? null, this.store.endpointSets(k)]));
+    // A Service of a namespace not exposed is published as none.
+    const shown = (k: string) => this.exposed === null || this.exposed.has(k.slice(0, k.indexOf('/')));
+    const touched = this.zone.updateServices([...keys].map((k) => [k, shown(k) ? (this.store.services.get(k) ?? null) : null, this.store.endpointSets(k)]));
     // Only the answers the change touched are dropped: the rest of the cache keeps its hits.
     this.invalidate(touched);
     this.log.debug(2, 'records rebuilt', { services: keys.size, serial: this.zone.serial });

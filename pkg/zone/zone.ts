@@ -17,6 +17,8 @@ export interface ZoneOptions {
   domain: string;
   ttl: number;
   podRecords: PodRecordsMode;
+  /** The only namespaces whose pod records are answered (CoreDNS's kubernetes `namespaces`); absent: all. */
+  namespaces?: ReadonlySet<string>;
   /** `verified`: whether a pod at `ip` lives in `namespace` (CoreDNS's `pods verified`). */
   podAt?: (ip: string, namespace: string) => boolean;
   /** Seconds clock, for the SOA serial. */
@@ -70,6 +72,7 @@ export class Zone {
   readonly clusterIPMap = new Map<string, string>();
   private readonly views = new Map<string, ServiceView>();
   private readonly podAt: ((ip: string, namespace: string) => boolean) | null;
+  private readonly podNamespaces: ReadonlySet<string> | null;
   private readonly suffix: string;
   private readonly now: () => number;
   private soaSerial: number;
@@ -78,7 +81,11 @@ export class Zone {
     this.domain = opts.domain;
     this.ttl = opts.ttl;
     this.podRecords = opts.podRecords;
-    this.podAt = opts.podRecords === 'verified' ? (opts.podAt ?? (() => false)) : null;
+    const podAt = opts.podRecords === 'verified' ? (opts.podAt ?? (() => false)) : null;
+    const exposed = opts.namespaces;
+    // A pod of a namespace not exposed does not exist.
+    this.podAt = exposed === undefined ? podAt : (ip, ns) => exposed.has(ns) && (podAt === null || podAt(ip, ns));
+    this.podNamespaces = exposed ?? null;
     this.suffix = '.' + opts.domain;
     this.now = opts.now ?? (() => Math.floor(Date.now() / 1000));
     this.soaSerial = this.now();
@@ -202,7 +209,7 @@ export class Zone {
   private lookupOne(name: string, qtype: number, result: LookupResult): string | null {
     const labels = this.relativeLabels(name);
     if (labels.at(-1) === 'pod' && this.podRecords !== 'disabled') {
-      result.rcode = podLookup(labels, name, qtype, this.ttl, result.answers, this.podAt);
+      result.rcode = labels.length === 2 && this.podNamespaces !== null && !this.podNamespaces.has(labels[0]) ? Rcode.NXDOMAIN : podLookup(labels, name, qtype, this.ttl, result.answers, this.podAt);
       result.synthesized = true;
       return null;
     }

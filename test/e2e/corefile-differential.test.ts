@@ -146,6 +146,7 @@ t.test('the same Corefiles: CoreDNS 1.15 and kube-dns -conf answer alike', async
     if (patched.status !== 200) throw new Error(`pod ${name}: status ${patched.status}`);
   }
   const web = (await cluster.request('GET', '/api/v1/namespaces/app/services/web')).body.spec.clusterIP as string;
+  const kubernetesIp = (await cluster.request('GET', '/api/v1/namespaces/default/services/kubernetes')).body.spec.clusterIP as string;
   DIFFERENCES[`${web} PTR`] = REVERSE_AA;
   DIFFERENCES['10.1.0.1 PTR'] = REVERSE_AA;
 
@@ -330,6 +331,17 @@ hostname.bind:${port} {
     },
     questions: [
       ['legacy.cluster.local', 'A'], ['web.app.svc.cluster.local', 'A'], ['nothing.app.svc.cluster.local', 'A'], ['10.1.0.1', 'PTR'], ['192.0.2.7', 'PTR'], ['10.9.9.9', 'PTR'],
+    ],
+  });
+  shapes.push({
+    // kubernetes `namespaces`: only app's Services and pods exist.
+    name: 'kubernetes namespaces app',
+    differences: { [`${web} PTR`]: REVERSE_AA },
+    text: (port, kubeconfig) => corefile(port, up.port, kubeconfig).replace('pods insecure', 'pods insecure\n       namespaces app'),
+    questions: [
+      ['web.app.svc.cluster.local', 'A'], ['kubernetes.default.svc.cluster.local', 'A'], ['default.svc.cluster.local', 'A'], ['app.svc.cluster.local', 'A'],
+      ['10-1-2-3.app.pod.cluster.local', 'A'], ['10-1-2-3.default.pod.cluster.local', 'A'], ['default.pod.cluster.local', 'A'], ['app.pod.cluster.local', 'A'],
+      [web, 'PTR'], [kubernetesIp, 'PTR'],
     ],
   });
   for (const shape of shapes) {

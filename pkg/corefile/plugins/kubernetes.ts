@@ -1,4 +1,4 @@
-// `kubernetes [ZONES...] { pods insecure|verified|disabled; fallthrough [ZONES...]; ttl N; kubeconfig FILE [CONTEXT];
+// `kubernetes [ZONES...] { pods insecure|verified|disabled; fallthrough [ZONES...]; ttl N; namespaces NS...; kubeconfig FILE [CONTEXT];
 // endpoint URL }`: the cluster zone and the reverse zones (`in-addr.arpa`, `ip6.arpa`) a program
 // answers from the API's Services, EndpointSlices and Pods. CoreDNS's defaults: the block's zones,
 // pods disabled, TTL 5 s. Other options are refused (not served yet).
@@ -18,6 +18,8 @@ export interface KubernetesOptions {
   /** `fallthrough`: the zones whose names it does not hold go on to the next plugin; `['']`: every zone. */
   fallthrough: string[];
   kubeconfig: string | null;
+  /** `namespaces NS...`: the only namespaces exposed; null: every one. */
+  namespaces: string[] | null;
   /** `kubeconfig FILE CONTEXT`: the context; null: the file's current one. */
   kubeconfigContext: string | null;
   endpoint: string | null;
@@ -28,11 +30,12 @@ const DEFAULT_TTL = 5;
 
 /** `blockZone`: the server block's zone, the plugin's zone when it names none. */
 export function kubernetesOptions(d: Directive, blockZone: string): KubernetesOptions {
-  const k: KubernetesOptions = { zones: d.args.length > 0 ? d.args.flatMap(zonesOf) : [blockZone], pods: 'disabled', ttl: DEFAULT_TTL, fallthrough: [], kubeconfig: null, kubeconfigContext: null, endpoint: null };
+  const k: KubernetesOptions = { zones: d.args.length > 0 ? d.args.flatMap(zonesOf) : [blockZone], pods: 'disabled', ttl: DEFAULT_TTL, fallthrough: [], namespaces: null, kubeconfig: null, kubeconfigContext: null, endpoint: null };
   for (const o of d.block ?? []) {
     if (o.name === 'pods' && o.args.length === 1 && (o.args[0] === 'insecure' || o.args[0] === 'verified' || o.args[0] === 'disabled')) k.pods = o.args[0];
     else if (o.name === 'ttl' && o.args.length === 1) k.ttl = ttlOf(o);
     else if (o.name === 'fallthrough' && o.block === null) k.fallthrough = o.args.length === 0 ? [''] : o.args.flatMap(zonesOf);
+    else if (o.name === 'namespaces' && o.args.length > 0 && o.block === null) k.namespaces = o.args.map((n) => n.toLowerCase());
     else if (o.name === 'kubeconfig' && (o.args.length === 1 || o.args.length === 2)) [k.kubeconfig, k.kubeconfigContext] = [o.args[0], o.args[1] ?? null];
     else if (o.name === 'endpoint' && o.args.length === 1) k.endpoint = endpointOf(o);
     else throw unserved(o, `kubernetes option \`${written(o)}\``);
