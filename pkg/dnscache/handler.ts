@@ -15,10 +15,11 @@ import type { Answer, Handler, Query } from '../dns/server.ts';
 import { ForwardError } from '../forward/forward.ts';
 import type { Forwarder } from '../forward/forward.ts';
 import type { Logger } from '../log/log.ts';
-import { prepareForCache, prepareForKeeping, questionKey, STALE_TTL } from './cache.ts';
+import { prepareForCache, prepareForKeeping, questionKey } from './cache.ts';
 import { readTtl, writeTtl } from '../dns/walk.ts';
 import type { CachePolicy } from './cache.ts';
 import type { LoopDetector } from './loop.ts';
+import { StaleReplies } from './stale.ts';
 import { chaosReply } from './stats.ts';
 import type { CacheCounters } from './stats.ts';
 
@@ -95,12 +96,6 @@ interface Forwarded {
   scoped?: boolean;
 }
 
-/** serve-stale: the last good reply to a question and where its TTLs are, kept past its expiry. */
-interface StaleEntry {
-  wire: Uint8Array;
-  ttlOffsets: readonly number[];
-}
-
 /** A reply kept for one asker: its bytes, where its TTLs are, and when it was kept. */
 interface ScopedEntry {
   wire: Uint8Array;
@@ -131,7 +126,7 @@ export class CachingHandler {
   private sharedHits = 0;
   private readonly sharedCounts = { insertions: 0, evictions: 0, expired: 0 };
   /** policy.staleS: the last good reply per question, kept until staleS past its expiry; null = off. */
-  private readonly stale: LRUCache<string, StaleEntry> | null;
+  private readonly stale: StaleReplies | null;
   /** Questions the cache did not answer (CHAOS and returning loop probes are not questions for it). */
   private misses = 0;
 
@@ -147,7 +142,7 @@ export class CachingHandler {
     this.statistics = o.statistics;
     this.addSubnet = o.addSubnet === true;
     this.scoped = this.addSubnet && o.policy.size > 0 ? new LRUCache({ max: o.policy.size }) : null;
-    this.stale = (o.policy.staleS ?? 0) > 0 && o.policy.size > 0 ? new LRUCache({ max: o.policy.size }) : null;
+    this.stale = (o.policy.staleS ?? 0) > 0 && o.policy.size > 0 ? new StaleReplies(o.policy.size, o.policy.staleS!) : null;
     this.shared = o.sharedStore !== undefined && o.policy.size > 0 && o.sharedStore.maxBytes > 0 ? this.sharedLru(o.policy.size, o.sharedStore.maxBytes) : null;
   }
 
@@ -283,7 +278,7 @@ export class CachingHandler {
     if (ttl > 0) {
       // One copy for both: read only (a hit ages a copy of its own).
       const copy = Buffer.from(wire);
-      this.stale?.set(key, { wire: copy, ttlOffsets }, { ttl: (ttl + this.policy.staleS!) * 1000 });
+      this.stale?.keep(key, copy, ttlOffsets, ttl);
       if (this.shared !== null) {
         this.shared.set(key, { wire: copy, ttlOffsets, storedAt: Date.now(), ttl }, { ttl: ttl * 1000 });
         this.sharedCounts.insertions++;
@@ -294,10 +289,8 @@ export class CachingHandler {
 
   /** The stale reply to a question, every TTL STALE_TTL; null when none is kept. */
   private staleAnswer(key: string): Answer | null {
-    const e = this.stale?.get(key);
-    if (e === undefined) return null;
-    const wire = Buffer.from(e.wire);
-    for (const off of e.ttlOffsets) writeTtl(wire, off, STALE_TTL);
+    const wire = this.stale?.answer(key) ?? null;
+    if (wire === null) return null;
     this.stats.stale++;
     return { wire, tag: this.tagBase + AnswerKind.stale };
   }

@@ -244,7 +244,6 @@ function routeRoot(whole: KubeDnsCorefile, b: Block, domain: string): void {
   if (b.cache !== null) {
     // kube-dns's own answers are kept until the cluster changes them: `disable` of the cluster zone is what it does already.
     for (const z of [...b.cache.disable.success, ...b.cache.disable.denial]) if (z !== domain) throw unserved(b, `cache disable for ${z || 'every zone'}`);
-    if (b.cache.staleS > 0) throw unserved(b, 'cache serve_stale in kube-dns');
     whole.cache = b.cache;
   }
 }

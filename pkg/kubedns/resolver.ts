@@ -11,7 +11,8 @@ import { ZONE_WIDE } from '../zone/zone.ts';
 import type { LookupResult, Zone } from '../zone/zone.ts';
 import { ForwardError } from '../forward/forward.ts';
 import { chaosTexts } from '../chaos/chaos.ts';
-import { clampTtl, prepareForCache } from '../dnscache/cache.ts';
+import { clampTtl, prepareForCache, prepareForKeeping, questionKey } from '../dnscache/cache.ts';
+import { StaleReplies } from '../dnscache/stale.ts';
 import type { CachePolicy } from '../dnscache/cache.ts';
 import type { LoopDetector } from '../dnscache/loop.ts';
 import type { Forwarder } from '../forward/forward.ts';
@@ -93,9 +94,13 @@ function lookupReply(r: LookupResult): Message {
 
 export class Resolver {
   private readonly o: ResolverOptions;
+  /** forwardCache's serve_stale: the last good forwarded replies; null when off. */
+  private readonly stale: StaleReplies | null;
 
   constructor(opts: ResolverOptions) {
     this.o = opts;
+    const p = opts.forwardCache;
+    this.stale = p !== undefined && (p.staleS ?? 0) > 0 && p.size > 0 ? new StaleReplies(p.size, p.staleS!) : null;
   }
 
   readonly handle = (q: Query): Answer | null | Promise<Answer> => {
@@ -153,6 +158,16 @@ export class Resolver {
     // A change to the owning service drops the answer; the rest of the cache stays.
     if (r.chase === null) return { message, cacheable: !r.synthesized, group: r.owner, tag };
     return this.chase(message, r.chase, q.question.type);
+  }
+
+  /** A forwarded reply readied for the answer cache (its lifetime, 0: not kept), and kept for serve-stale. */
+  private kept(wire: Uint8Array, key: string): number {
+    const policy = this.o.forwardCache;
+    if (policy === undefined) return 0;
+    if (this.stale === null) return prepareForCache(wire, policy);
+    const { ttl, ttlOffsets } = prepareForKeeping(wire, policy);
+    if (ttl > 0) this.stale.keep(key, Buffer.from(wire), ttlOffsets, ttl);
+    return ttl;
   }
 
   /** A cluster name no Service holds, asked upstream; dropped with any change to the zone (a Service of that name may come). */
@@ -319,13 +334,16 @@ export class Resolver {
   private async forward(q: Query, system: System): Promise<Answer> {
     const tag = SYSTEM_TAG[system];
     const request = { ...q.message, questions: [q.question], answers: [], authorities: [], additionals: [] };
+    const key = this.stale === null ? '' : questionKey(q.qname, q.question.type, q.question.class, q.message.edns?.do === true, q.message.cd);
     try {
       const wire = await this.o.forwarder.forward(encodeMessage(request).bytes, q.qname);
-      const ttl = this.o.forwardCache === undefined ? 0 : prepareForCache(wire, this.o.forwardCache);
+      const ttl = this.kept(wire, key);
       return ttl > 0 ? { wire, cacheable: true, ttl, tag } : { wire, cacheable: false, tag };
     } catch (err) {
+      const stale = this.stale?.answer(key) ?? null;
+      this.o.log.debug(1, stale === null ? 'forwarding failed' : 'forwarding failed, answered stale', { name: q.qname, err });
+      if (stale !== null) return { wire: stale, cacheable: false, tag };
       // The original wrote nothing here and left clients to time out; SERVFAIL lets them move on at once.
-      this.o.log.debug(1, 'forwarding failed', { name: q.qname, err });
       return { message: reply(Rcode.SERVFAIL), cacheable: false, tag };
     }
   }

@@ -216,3 +216,37 @@ import custom/*.server
   await eventually(async () => answers(await dig(dns, 'node-c')).join() === '10.200.0.3', 'a node added to NodeHosts answered after hosts reload', WAIT);
   t.pass('NodeHosts re-read');
 });
+
+t.test('cache { serve_stale }: a forwarded answer kept past its TTL is answered while the upstream is silent', async (t) => {
+  if (!e2eCanRun(t)) return;
+  const cluster = await startCluster(t);
+  const dir = mkdtempSync(join(tmpdir(), 'kdt-corefile-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const up = await startDnsmasq(t, ['192.0.2.7 www.example.org'], ['--local-ttl=1']);
+  t.teardown(() => void process.kill(up.pid, 'SIGCONT'));
+  const dns = await freePort();
+  const ready = await freePort();
+  writeFileSync(join(dir, 'Corefile'), `.:${dns} {
+    bind 127.0.0.1
+    ready 127.0.0.1:${ready}
+    kubernetes cluster.local {
+      kubeconfig ${cluster.kubeconfig(cluster.kubeDnsToken)}
+    }
+    forward . 127.0.0.1:${up.port}
+    cache 30 {
+      serve_stale 1h
+    }
+}
+`);
+  const kd = startCommand(t, [process.execPath, `${repoRoot}cmd/kube-dns/main.ts`, '-conf', join(dir, 'Corefile')], {}, 'kube-dns');
+  await eventually(async () => (await get(ready, '/ready').catch(() => ({ status: 0 }))).status === 200, 'ready', WAIT).catch((err) => t.fail(`${err}\n${kd.output()}`));
+  const fresh = await dig(dns, 'www.example.org');
+  t.same(answers(fresh), ['192.0.2.7']);
+  t.equal(fresh.answer[0].ttl, 1, "the upstream's TTL");
+  process.kill(up.pid, 'SIGSTOP');
+  await new Promise((r) => setTimeout(r, 1500));
+  const stale = await dig(dns, 'www.example.org');
+  t.same(answers(stale), ['192.0.2.7'], 'expired, the upstream silent: the stale answer');
+  t.equal(stale.answer[0].ttl, 30, "with RFC 8767's TTL of 30 s");
+  t.equal((await dig(dns, 'other.example.org')).status, 'SERVFAIL', 'a name never answered has no stale answer');
+});
