@@ -7,11 +7,15 @@ import type { ChainedHandler } from '../dns/chain.ts';
 import { Class, Rcode, Type } from '../dns/constants.ts';
 import { emptyMessage } from '../dns/message.ts';
 import type { ResourceRecord } from '../dns/message.ts';
+import { VERSION } from '../kubedns/version.ts';
 
 export interface ChaosAnswers {
   version: string;
   authors: readonly string[];
 }
+
+/** `chaos` unsaid: this project's version, and its name for the authors. */
+export const CHAOS_DEFAULTS: ChaosAnswers = { version: `kube-dns-ts-${VERSION}`, authors: ['kube-dns-ts'] };
 
 /** CoreDNS's cap on a TXT string it makes (one character string holds 255 bytes). */
 export const trim255 = (s: string) => (s.length < 256 ? s : s.slice(0, 255));

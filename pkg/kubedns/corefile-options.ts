@@ -2,19 +2,11 @@
 // The cluster's source (the Corefile's kubeconfig or endpoint, else the in-cluster service account) is
 // the caller's to make.
 
+import { answeringPlugins } from '../corefile/answering.ts';
 import { cachePolicy } from '../corefile/plugins/cache.ts';
-import type { HostsOptions } from '../corefile/plugins/hosts.ts';
-import { anyHandler } from '../any/any.ts';
-import { hostsHandler } from '../hosts/handler.ts';
-import { rewriteHandler } from '../rewrite/handler.ts';
-import { chaosHandler } from '../chaos/chaos.ts';
-import { templateHandler } from '../template/handler.ts';
-import type { ChainedHandler } from '../dns/chain.ts';
-import { cachedAfter } from './cache-capped.ts';
-import { HostsTable } from '../hosts/table.ts';
 import type { Logger } from '../log/log.ts';
 import type { KubeDnsCorefile } from './corefile.ts';
-import type { KubeDnsOptions } from './program.ts';
+import type { KubeDnsOptions, ServedBefore } from './program.ts';
 
 /** kube-dns's own answer cache budget (its --cache-bytes default). */
 const ANSWER_CACHE_BYTES = 16 * 1024 * 1024;
@@ -26,26 +18,9 @@ export function listenAddress(address: string): { host: string; port: number } {
   return { host: host === '' ? '0.0.0.0' : host, port: Number(address.slice(i + 1)) };
 }
 
-type ServedBefore = NonNullable<KubeDnsOptions['servedBefore']>[number];
-
-/** A plugin after `cache` in CoreDNS's order: its replies' TTLs as that cache leaves them. */
-const afterCache = (handler: ChainedHandler, cache: KubeDnsCorefile['cache']) => (cache === null ? handler : cachedAfter(handler, cache));
-
-/** `hosts`: its table (the file re-read as it says) and its answers, before kube-dns's own. */
-function hostsPlugin(h: HostsOptions, cache: KubeDnsCorefile['cache'], log: Logger): ServedBefore {
-  const table = new HostsTable({ file: h.file, inline: h.inline, noReverse: h.noReverse, reloadMs: h.reloadMs, log: log.child('hosts') });
-  return { handler: afterCache(hostsHandler(table, { zones: h.zones, ttl: h.ttl, fallthrough: h.fallthrough }), cache), close: () => table.close() };
-}
-
-/** The plugins that answer before kube-dns's own, in CoreDNS's order: any, chaos, rewrite, template, hosts (at start, and at every reload that changes them). */
+/** The plugins that answer before kube-dns's own, in CoreDNS's order (at start, and at every reload that changes them). */
 export function corefileServedBefore(k: KubeDnsCorefile, log: Logger): ServedBefore[] {
-  return [
-    ...(k.any ? [{ handler: anyHandler, close: () => undefined }] : []),
-    ...k.chaos.map((c) => ({ handler: chaosHandler(c.answers), close: () => undefined, zones: c.zones ?? undefined })),
-    ...(k.rewrite.length > 0 ? [{ handler: rewriteHandler(k.rewrite), close: () => undefined }] : []),
-    ...(k.template.length > 0 ? [{ handler: afterCache(templateHandler(k.template), k.cache), close: () => undefined }] : []),
-    ...(k.hosts === null ? [] : [hostsPlugin(k.hosts, k.cache, log)]),
-  ];
+  return answeringPlugins(k, k.cache, log);
 }
 
 /** kube-dns's options for `k`, its source aside; `configSync` carries the routes and their reloads. */

@@ -25,10 +25,11 @@ import { kubernetesOptions } from '../corefile/plugins/kubernetes.ts';
 import { logRules } from '../corefile/plugins/log.ts';
 import { rewriteRule } from '../corefile/plugins/rewrite.ts';
 import { chaosOptions } from '../corefile/plugins/chaos.ts';
+import { bufsizeOf } from '../corefile/plugins/bufsize.ts';
 import { templateRule } from '../corefile/plugins/template.ts';
 import type { TemplateRule } from '../template/rules.ts';
+import { CHAOS_DEFAULTS } from '../chaos/chaos.ts';
 import type { ChaosAnswers } from '../chaos/chaos.ts';
-import { VERSION } from './version.ts';
 import type { NameRule } from '../rewrite/rules.ts';
 import type { QueryLogBlock, QueryLogRule } from '../querylog/querylog.ts';
 import type { KubernetesOptions } from '../corefile/plugins/kubernetes.ts';
@@ -115,12 +116,6 @@ export interface KubeDnsCorefileContext {
   resolvServers?: (path: string) => Upstream[];
 }
 
-/** `chaos` unsaid: this program's version, and its name for the authors. */
-const CHAOS_DEFAULTS: ChaosAnswers = { version: `kube-dns-ts-${VERSION}`, authors: ['kube-dns-ts'] };
-
-/** CoreDNS's bufsize unsaid: what fits an IPv6 packet unfragmented (DNS Flag Day 2020). */
-const BUFSIZE_DEFAULT = 1232;
-
 /** CoreDNS's reload interval when none is written, and the least it takes. */
 const RELOAD_DEFAULT_MS = 30_000;
 const RELOAD_MIN_MS = 2000;
@@ -136,8 +131,7 @@ function plugins(whole: KubeDnsCorefile, ctx: KubeDnsCorefileContext): Plugin<Bl
       whole.reloadMs = d.args.length > 0 ? duration(d, d.args[0], 'the interval', RELOAD_MIN_MS) : RELOAD_DEFAULT_MS;
     }),
     use('bufsize', (d) => {
-      const size = d.args.length === 0 ? BUFSIZE_DEFAULT : wholeNumber(d, d.args[0], 'the size', 0);
-      if (d.args.length > 1 || d.block !== null || size < 512 || size > 4096) throw invalid(d, 'takes one size, 512-4096');
+      const size = bufsizeOf(d);
       if (whole.bufsize !== null && whole.bufsize !== size) throw unserved(d, 'bufsize differing by block (kube-dns serves every block on one server)');
       whole.bufsize = size;
     }),

@@ -28,6 +28,7 @@ import type { PodRecordsMode } from '../zone/zone.ts';
 import { cacheJSON } from '../zone/cache-json.ts';
 import type { CachePolicy } from '../dnscache/cache.ts';
 import { chain } from '../dns/chain.ts';
+import type { AnsweringPlugin } from '../corefile/answering.ts';
 import { QueryLog } from '../querylog/querylog.ts';
 import type { QueryLogBlock } from '../querylog/querylog.ts';
 import type { ChainedHandler } from '../dns/chain.ts';
@@ -121,12 +122,7 @@ export interface KubeDnsOptions {
 }
 
 /** A plugin that answers before kube-dns's own (a Corefile's), closed when replaced or at stop(). */
-export interface ServedBefore {
-  handler: ChainedHandler;
-  close(): void;
-  /** The zones it sees; absent: the cluster block's names (servedBeforeZone) but a stub domain's. */
-  zones?: string[];
-}
+export type ServedBefore = AnsweringPlugin;
 
 export interface ForwardingOptions {
   /** The Forwarder's options (a Corefile's forward). */

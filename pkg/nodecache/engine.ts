@@ -6,7 +6,11 @@
 
 import { AnswerCache } from '../dns/answer-cache.ts';
 import { DnsServer } from '../dns/server.ts';
-import type { Handler } from '../dns/server.ts';
+import type { Handler, ReplyHook } from '../dns/server.ts';
+import { chain } from '../dns/chain.ts';
+import { answeringPlugins } from '../corefile/answering.ts';
+import type { AnsweringPlugin } from '../corefile/answering.ts';
+import { QueryLog } from '../querylog/querylog.ts';
 import { ANSWER_KINDS, CachingHandler } from '../dnscache/handler.ts';
 import { LoopDetector } from '../dnscache/loop.ts';
 import { Forwarder } from '../forward/forward.ts';
@@ -22,6 +26,9 @@ export interface ServedZone {
   plan: ZonePlan;
   forwarder: Forwarder;
   handler: CachingHandler;
+  /** The zone's answering plugins (any, chaos, rewrite, template, hosts), then its handler. */
+  answer: Handler;
+  plugins: AnsweringPlugin[];
   loop: LoopDetector | undefined;
 }
 
@@ -35,9 +42,21 @@ function router(zones: readonly ServedZone[]): Handler {
   const longestFirst = [...zones].sort((a, b) => b.plan.zone.length - a.plan.zone.length);
   return (q) => {
     // q.qname is canonical: lowercase, no trailing dot.
-    for (const z of longestFirst) if (holds(z.plan.zone, q.qname)) return z.handler.handle(q);
+    for (const z of longestFirst) if (holds(z.plan.zone, q.qname)) return z.answer(q);
     return null; // no zone here holds it: CoreDNS answers REFUSED; a dropped query costs the asker the same retry
   };
+}
+
+/** `log`: one query log over every zone's rules (CoreDNS's format); undefined when none writes one. */
+function queryLog(zones: readonly ServedZone[]): ReplyHook | undefined {
+  if (zones.every((z) => z.plan.log.length === 0)) return undefined;
+  return new QueryLog(zones.map((z) => ({ zone: z.plan.zone, rules: z.plan.log }))).onReply;
+}
+
+/** `bufsize`: a listener's UDP replies no larger than the least its zones write. */
+function bufsize(zones: readonly ServedZone[]): number | undefined {
+  const sizes = zones.flatMap((z) => (z.plan.bufsize === null ? [] : [z.plan.bufsize]));
+  return sizes.length === 0 ? undefined : Math.min(...sizes);
 }
 
 export class ZoneEngine {
@@ -54,8 +73,9 @@ export class ZoneEngine {
       const forwarder = new Forwarder({ ...z.forwarding, log: zlog.child('forward') });
       forwarder.setUpstreams(z.upstreams);
       const loop = z.loopDetect ? new LoopDetector(forwarder, zlog.child('loop')) : undefined;
-      const handler = new CachingHandler({ cache: this.cache, policy: cachePolicy(z.cache), forwarder, log: zlog, logQueries: z.logQueries, loop, tagBase: i * ANSWER_KINDS });
-      return { plan: z, forwarder, handler, loop };
+      const handler = new CachingHandler({ cache: this.cache, policy: cachePolicy(z.cache), forwarder, log: zlog, loop, tagBase: i * ANSWER_KINDS });
+      const plugins = answeringPlugins(z.answering, z.cache, zlog);
+      return { plan: z, forwarder, handler, answer: chain(plugins.map((p) => p.handler), handler.handle), plugins, loop };
     });
     const listeners = new Map<string, { address: string; port: number; zones: ServedZone[] }>();
     for (const z of this.zones) {
@@ -67,8 +87,10 @@ export class ZoneEngine {
       }
     }
     const zoneNames = this.zones.map((z) => ({ zone: z.plan.zone, cached: z.plan.cache !== null }));
+    const onReply = queryLog(this.zones);
     this.servers = [...listeners.values()].map(
-      (l) => new DnsServer({ handler: router(l.zones), address: l.address, port: l.port, answerCache: this.cache, reusePort: true, observer: metrics?.observer(l.address, l.port, zoneNames) }),
+      (l) =>
+        new DnsServer({ handler: router(l.zones), address: l.address, port: l.port, answerCache: this.cache, reusePort: true, observer: metrics?.observer(l.address, l.port, zoneNames), onReply, maxUdpSize: bufsize(l.zones) }),
     );
   }
 
@@ -89,5 +111,6 @@ export class ZoneEngine {
   async stop(): Promise<void> {
     await Promise.all(this.servers.map((s) => s.close()));
     await Promise.all(this.zones.map((z) => z.forwarder.close()));
+    for (const z of this.zones) for (const p of z.plugins) p.close();
   }
 }

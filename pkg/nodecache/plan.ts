@@ -15,8 +15,19 @@ import { healthOptions, prometheusAddress } from '../corefile/plugins/endpoints.
 import { FORWARD_DEFAULTS, forwardOptions } from '../corefile/plugins/forward.ts';
 import type { ForwardSettings } from '../corefile/plugins/forward.ts';
 import type { Upstream } from '../forward/forward.ts';
+import { NO_ANSWERING } from '../corefile/answering.ts';
+import type { AnsweringPlan } from '../corefile/answering.ts';
+import { bufsizeOf } from '../corefile/plugins/bufsize.ts';
+import { chaosOptions } from '../corefile/plugins/chaos.ts';
+import { hostsOptions } from '../corefile/plugins/hosts.ts';
+import { logRules } from '../corefile/plugins/log.ts';
+import { rewriteRule } from '../corefile/plugins/rewrite.ts';
+import { templateRule } from '../corefile/plugins/template.ts';
+import { CHAOS_DEFAULTS } from '../chaos/chaos.ts';
+import type { QueryLogRule } from '../querylog/querylog.ts';
 
 export type CachePlan = CacheOptions;
+export type { AnsweringPlan } from '../corefile/answering.ts';
 
 export interface ZonePlan {
   /** Lowercase, no trailing dot; '' is the root. */
@@ -30,7 +41,12 @@ export interface ZonePlan {
   /** The forward's options, for its Forwarder. */
   forwarding: ForwardSettings;
   logErrors: boolean;
-  logQueries: boolean;
+  /** `log`: its rules (none: no query log). */
+  log: QueryLogRule[];
+  /** any, chaos, rewrite, template, hosts: answered before the cache and forward. */
+  answering: AnsweringPlan;
+  /** `bufsize`: the largest UDP reply; null: 4096. */
+  bufsize: number | null;
   /** `loop`: probe the upstreams for a forwarding loop back to us. */
   loopDetect: boolean;
   line: number;
@@ -63,6 +79,7 @@ function plugins(plan: NodeCachePlan, ctx: PlanContext): Plugin<ZonePlan>[] {
         if (d.args.length > 2 || d.block !== null) throw invalid(d, 'takes at most an interval and a jitter');
       },
     },
+    { name: 'bufsize', setup: (d, z) => (z.bufsize = bufsizeOf(d)) },
     { name: 'bind', setup: (d, z) => z.bind.push(...bindAddresses(d)) },
     {
       name: 'health',
@@ -74,7 +91,10 @@ function plugins(plan: NodeCachePlan, ctx: PlanContext): Plugin<ZonePlan>[] {
     },
     { name: 'prometheus', setup: (d) => (plan.metrics = prometheusAddress(d, plan.metrics)) },
     { name: 'errors', setup: (d, z) => (noArgs(d), (z.logErrors = true)) },
-    { name: 'log', setup: (d, z) => (noArgs(d), (z.logQueries = true)) },
+    { name: 'log', setup: (d, z) => z.log.push(...logRules(d)) },
+    { name: 'any', setup: (d, z) => (noArgs(d), (z.answering.any = true)) },
+    { name: 'chaos', setup: (d, z) => z.answering.chaos.push({ zones: null, answers: chaosOptions(d, CHAOS_DEFAULTS) }) },
+    { name: 'rewrite', setup: (d, z) => z.answering.rewrite.push(rewriteRule(d)) },
     {
       name: 'cache',
       setup: (d, z) => {
@@ -83,6 +103,8 @@ function plugins(plan: NodeCachePlan, ctx: PlanContext): Plugin<ZonePlan>[] {
         if (disabled.length > 0) throw unserved(d.block!.find((o) => o.name === 'disable')!, 'cache option `disable` (in node-cache)');
       },
     },
+    { name: 'template', setup: (d, z) => z.answering.template.push(templateRule(d, z.zone)) },
+    { name: 'hosts', setup: (d, z) => (z.answering.hosts = hostsOptions(d, z.zone)) },
     { name: 'loop', setup: (d, z) => (noArgs(d), (z.loopDetect = true)) },
     {
       name: 'forward',
@@ -103,7 +125,7 @@ export function planCorefile(blocks: readonly ServerBlock[], ctx: PlanContext): 
     program: 'node-cache',
     plugins: plugins(plan, ctx),
     defaultPort: ctx.defaultPort,
-    zone: ({ zone, port }, block) => ({ zone, port, bind: [], cache: null, upstreams: [], forwarding: FORWARD_DEFAULTS, logErrors: false, logQueries: false, loopDetect: false, line: block.line }),
+    zone: ({ zone, port }, block) => ({ zone, port, bind: [], cache: null, upstreams: [], forwarding: FORWARD_DEFAULTS, logErrors: false, log: [], answering: { ...NO_ANSWERING, chaos: [], rewrite: [], template: [] }, bufsize: null, loopDetect: false, line: block.line }),
     done: (z, block) => {
       if (z.upstreams.length === 0) throw new CorefileError('COREFILE_INVALID', block, `the block of ${z.zone || '.'} has no forward: node-cache serves no zone of its own`);
     },

@@ -69,10 +69,11 @@ function flagsText(reply: Buffer, start: number): string {
   return out;
 }
 
-/** Seconds as Go's strconv.FormatFloat(s, 'f', -1, 64) prints them, then `s`. */
+/** Seconds as CoreDNS prints a Duration's: whole nanoseconds, then `s` (0.002660244s). */
 function durationText(seconds: number): string {
-  const text = seconds >= 1e-6 || seconds === 0 ? String(seconds) : seconds.toFixed(12).replace(/0+$/, '');
-  return `${text}s`;
+  const ns = Math.max(0, Math.round(seconds * 1e9));
+  const frac = String(ns % 1e9).padStart(9, '0').replace(/0+$/, '');
+  return `${Math.floor(ns / 1e9)}${frac === '' ? '' : `.${frac}`}s`;
 }
 
 export class QueryLog {

@@ -214,9 +214,45 @@ t.test("the kube-dns ConfigMap's stubDomains: served from the start, and when ad
 t.test('a Corefile line node-cache cannot serve: exit 1 naming it', async (t) => {
   if (!netnsCanRun(t)) return;
   const n = await node(t);
-  const nc = await nodeCache(t, n, [], TEMPLATE.replace('    reload\n', '    reload\n    rewrite name foo bar\n'));
+  const nc = await nodeCache(t, n, [], TEMPLATE.replace('    reload\n', '    reload\n    kubernetes cluster.local\n'));
   t.equal(await nc.exited, 1);
-  t.match(nc.output(), /cannot start err="Corefile line 8: the plugin `rewrite` is not served by node-cache/);
+  t.match(nc.output(), /cannot start err="Corefile line 8: the plugin `kubernetes` is not served by node-cache/);
+});
+
+t.test("the plugins operators add to a Corefile, in node-cache's: hosts, rewrite, template, any, chaos, log, bufsize", async (t) => {
+  if (!netnsCanRun(t)) return;
+  const n = await node(t);
+  const added = [
+    '        any',
+    '        chaos v-test',
+    '        bufsize 1232',
+    '        log . {',
+    '            class success',
+    '        }',
+    '        hosts {',
+    '            192.0.2.50 node-hosts.example',
+    '            fallthrough',
+    '        }',
+    '        rewrite name alias.example.org www.example.org',
+    '        template IN A tmpl.example {',
+    '            answer "{{ .Name }} 60 IN A 192.0.2.60"',
+    '        }',
+  ];
+  const base = TEMPLATE.replace(/(\n\s*\.:53 \{\n)/, `$1${added.join('\n')}\n`);
+  t.not(base, TEMPLATE, "the root block found in the template");
+  const nc = await nodeCache(t, n, [], base);
+  await nc.waitFor(/DNS listening address=169\.254\.20\.10 port=53/);
+  const hosts = await n.dig(LOCAL, 'node-hosts.example');
+  t.same(addresses(hosts), ['192.0.2.50'], 'hosts');
+  t.equal(hosts.answer[0].ttl, 30, "hosts' TTL under the block's cache 30");
+  const alias = await n.dig(LOCAL, 'alias.example.org');
+  t.same(alias.answer.map((a) => `${a.name} ${a.data}`), ['alias.example.org. 192.0.2.40'], "rewrite: the world's answer under the asked name");
+  t.same(addresses(await n.dig(LOCAL, 'tmpl.example')), ['192.0.2.60'], 'template');
+  t.same((await n.dig(LOCAL, 'www.example.org', ['ANY'])).answer.map((a) => a.type), ['HINFO'], "any: RFC 8482's HINFO");
+  t.same((await n.dig(LOCAL, 'version.bind', ['TXT', '-c', 'CH'])).answer.map((a) => a.data), ['"v-test"'], 'chaos');
+  t.equal((await n.dig(LOCAL, 'nosuch.example.org')).status, 'REFUSED', "the world's dnsmasq has no such name");
+  await nc.waitFor(/\[INFO\] \S+ - \d+ "A IN alias\.example\.org\. udp \d+ false \d+" NOERROR qr,aa,rd,ra \d+ [\d.]+s/, 5000);
+  t.notMatch(nc.output(), /nosuch\.example\.org/, 'log { class success }: the REFUSED reply not logged');
 });
 
 t.test('a successor beside it (a DaemonSet surge): the old one exits without tearing down, at most a datagram lost', async (t) => {

@@ -48,7 +48,7 @@ t.test('the template, planned: four zones on both addresses, the cache and forwa
   ]);
   t.same(p.zones[0].cache, { successCapacity: 9984, successTtl: 30, denialCapacity: 9984, denialTtl: 5, staleS: 0, disable: { success: [], denial: [] } }, 'success 9984 30, denial 9984 5');
   t.same(p.zones[1].cache, { successCapacity: 9984, successTtl: 30, denialCapacity: 9984, denialTtl: 30, staleS: 0, disable: { success: [], denial: [] } }, 'cache 30 caps both');
-  t.ok(p.zones.every((z) => z.logErrors && z.loopDetect && !z.logQueries), 'errors and loop everywhere, no log');
+  t.ok(p.zones.every((z) => z.logErrors && z.loopDetect && z.log.length === 0), 'errors and loop everywhere, no log');
   t.equal(p.metrics, ':9253');
   t.equal(p.health, '169.254.20.10:8080');
 });
@@ -77,7 +77,7 @@ t.test('forward to a resolv.conf path, and serve_stale', async (t) => {
 
 t.test('what node-cache does not serve is an error at the line, never ignored', async (t) => {
   const cases: [string, string, RegExp][] = [
-    ['.:53 {\n  forward . 1.1.1.1\n  rewrite name a b\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 3: the plugin `rewrite` is not served by node-cache \(it serves: reload, bind, health, prometheus, errors, log, cache, loop, forward\)/],
+    ['.:53 {\n  forward . 1.1.1.1\n  kubernetes cluster.local\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 3: the plugin `kubernetes` is not served by node-cache \(it serves: reload, bufsize, bind, health, prometheus, errors, log, any, chaos, rewrite, cache, template, hosts, loop, forward\)/],
     ['.:53 {\n  forward . 1.1.1.1 {\n    except example.org\n  }\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 3: forward option `except example\.org`/],
     ['.:53 {\n  cache 30 {\n    prefetch 10\n  }\n  forward . 1.1.1.1\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 3: cache option `prefetch 10`/],
     ['.:53 {\n  cache 30 example.org\n  forward . 1.1.1.1\n}', 'COREFILE_INVALID', /^Corefile line 2: cache: takes at most a TTL/],

@@ -7,7 +7,7 @@ import type { ChainedHandler } from '../dns/chain.ts';
 import { Rcode, Type } from '../dns/constants.ts';
 import type { Message, ResourceRecord, SoaData } from '../dns/message.ts';
 import type { Answer, Handler } from '../dns/server.ts';
-import type { CacheOptions } from '../corefile/plugins/cache.ts';
+import type { CacheOptions } from './plugins/cache.ts';
 
 /** `m` with every record's TTL as the cache leaves it: new records, the handler's own untouched. */
 function capTtls(m: Message, cache: CacheOptions): Message {
