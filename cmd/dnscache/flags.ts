@@ -3,7 +3,7 @@
 
 import { ArgsError, optionList, parseArgs } from '../../pkg/dnscache/args.ts';
 import type { DnscacheConfig } from '../../pkg/dnscache/args.ts';
-import { VERSION } from '../../pkg/kubedns/version.ts';
+import { VERSION } from '../../pkg/version/version.ts';
 
 function usage(): string {
   const lines = optionList().map((o) => {

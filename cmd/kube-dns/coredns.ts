@@ -9,7 +9,7 @@ import { KUBE_DNS_COREFILE_PLUGINS } from '../../pkg/kubedns/corefile.ts';
 import { corefileKubeDnsOptions, corefileServedBefore } from '../../pkg/kubedns/corefile-options.ts';
 import { CorefileSync, planCorefileAt } from '../../pkg/kubedns/corefile-sync.ts';
 import { KubeDns } from '../../pkg/kubedns/program.ts';
-import { VERSION } from '../../pkg/kubedns/version.ts';
+import { VERSION } from '../../pkg/version/version.ts';
 import { createLogger } from '../../pkg/log/log.ts';
 import { stopOnSignals } from '../../pkg/signals/shutdown.ts';
 import { apiSource } from './source.ts';

@@ -12,7 +12,7 @@ import { POD_KIND } from '../../pkg/autopath/kind.ts';
 import { parseFederations } from '../../pkg/config/config.ts';
 import { parseByteSize } from '../../pkg/flags/bytes.ts';
 import { kubeDnsFlags } from './flags.ts';
-import { VERSION } from '../../pkg/kubedns/version.ts';
+import { VERSION } from '../../pkg/version/version.ts';
 import { apiSource } from './source.ts';
 
 const { values: f, set } = parseOrExit(kubeDnsFlags, process.argv.slice(2), {

@@ -2,7 +2,7 @@
 // sidecar: flags → pkg/sidecar. Nothing else lives here.
 
 import { parseOrExit } from '../../pkg/flags/flags.ts';
-import { VERSION } from '../../pkg/kubedns/version.ts';
+import { VERSION } from '../../pkg/version/version.ts';
 import { createLogger } from '../../pkg/log/log.ts';
 import { runSidecar } from '../../pkg/sidecar/program.ts';
 import { parseProbeSpecs } from '../../pkg/sidecar/probe-spec.ts';

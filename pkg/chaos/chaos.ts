@@ -7,7 +7,7 @@ import type { ChainedHandler } from '../dns/chain.ts';
 import { Class, Rcode, Type } from '../dns/constants.ts';
 import { emptyMessage } from '../dns/message.ts';
 import type { ResourceRecord } from '../dns/message.ts';
-import { VERSION } from '../kubedns/version.ts';
+import { VERSION } from '../version/version.ts';
 
 export interface ChaosAnswers {
   version: string;
