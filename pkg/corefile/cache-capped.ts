@@ -1,7 +1,7 @@
 // CoreDNS's cache sits before the plugins that answer from what they hold (template, hosts) and caps
 // their replies' TTLs as they pass: every record of a reply gets the reply's least TTL (for NXDOMAIN
-// and NODATA the SOA's MINIMUM too), capped at the cache's success or denial TTL (plugin/cache
-// WriteMsg, dnsutil.MinimalTTL). A chained handler that does the same to what a handler answers.
+// and NODATA the SOA's MINIMUM too), raised to the cache's MINTTL (5 s) and capped at its success or
+// denial TTL (plugin/cache WriteMsg, computeTTL, dnsutil.MinimalTTL). A chained handler that does the same to what a handler answers.
 
 import type { ChainedHandler } from '../dns/chain.ts';
 import { Rcode, Type } from '../dns/constants.ts';
@@ -17,7 +17,8 @@ function capTtls(m: Message, cache: CacheOptions): Message {
   const denial = m.rcode === Rcode.NXDOMAIN || (m.rcode === Rcode.NOERROR && m.answers.length === 0 && soa !== undefined);
   let least = Math.min(...records.map((rr) => rr.ttl));
   if (denial && soa !== undefined) least = Math.min(least, (soa.data as SoaData).minimum);
-  const ttl = Math.min(least, denial ? cache.denialTtl : cache.successTtl);
+  const [min, max] = denial ? [cache.denialMinTtl, cache.denialTtl] : [cache.successMinTtl, cache.successTtl];
+  const ttl = Math.min(Math.max(least, min), max);
   const each = (rrs: ResourceRecord[]) => rrs.map((rr) => (rr.ttl === ttl ? rr : { ...rr, ttl }));
   return { ...m, answers: each(m.answers), authorities: each(m.authorities), additionals: each(m.additionals) };
 }

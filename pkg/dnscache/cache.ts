@@ -14,6 +14,8 @@ export interface CachePolicy {
   /** Seconds for a negative answer with no SOA; 0 = do not keep it. */
   negTtl: number;
   minCacheTtl: number;
+  /** The least a negative answer is kept (node-cache's and a Corefile's `denial` MINTTL); absent: minCacheTtl. */
+  minNegTtl?: number;
   /** 0 = no cap. */
   maxCacheTtl: number;
   /** Seconds a negative answer is kept at most (node-cache's `denial` TTL); 0 or absent = no cap. */
@@ -51,7 +53,7 @@ function lifetime(shape: ReplyShape | null, p: CachePolicy): number {
   if (negative) {
     if (p.noNegcache) return 0;
     const ttl = shape.soaNegativeTtl >= 0 ? shape.soaNegativeTtl : p.negTtl;
-    const kept = ttl > 0 ? clampTtl(ttl, p) : 0;
+    const kept = ttl > 0 ? clampTtl(ttl, { minCacheTtl: p.minNegTtl ?? p.minCacheTtl, maxCacheTtl: p.maxCacheTtl }) : 0;
     return p.maxNegTtl ? Math.min(kept, p.maxNegTtl) : kept;
   }
   return clampTtl(shape.minTtl, p);

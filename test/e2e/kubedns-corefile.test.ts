@@ -234,6 +234,7 @@ t.test('cache { serve_stale }: a forwarded answer kept past its TTL is answered 
     }
     forward . 127.0.0.1:${up.port}
     cache 30 {
+      success 9984 30 0
       serve_stale 1h
     }
 }

@@ -154,3 +154,8 @@ t.test('kubernetes: reverse zones as CIDRs (as CoreDNS expands them), fallthroug
   t.ok(plan('.:53 {\n  kubernetes cluster.local in-addr.arpa {\n    fallthrough cluster.local in-addr.arpa\n  }\n}\n').clusterFallthrough, 'the cluster zone named');
   t.same(plan('.:53 {\n  kubernetes cluster.local {\n    namespaces App kube-system\n  }\n}\n').namespaces, ['app', 'kube-system'], 'namespaces');
 });
+
+t.test("cache's MINTTL: CoreDNS's 5 s unsaid, written as success/denial's third argument", async (t) => {
+  t.match(plan(KUBEADM_COREFILE).cache, { successMinTtl: 5, denialMinTtl: 5 });
+  t.match(plan('.:53 {\n  kubernetes cluster.local\n  cache 300 {\n    success 1000 300 60\n    denial 1000 60 0\n  }\n}\n').cache, { successTtl: 300, successMinTtl: 60, denialTtl: 60, denialMinTtl: 0 });
+});

@@ -1,4 +1,4 @@
-// `cache [TTL] { success CAP [TTL]; denial CAP [TTL]; serve_stale [DURATION]; disable success|denial
+// `cache [TTL] { success CAP [TTL [MINTTL]]; denial CAP [TTL [MINTTL]]; serve_stale [DURATION]; disable success|denial
 // [ZONES...] }`: TTL caps (CoreDNS's defaults: 3600 s, denials 1800 s), capacities (9984 each),
 // serve-stale (RFC 8767; 1 h when no duration is given), the zones whose answers or denials are not
 // kept (none written: every zone). Other options and zones of its own are refused (not served yet).
@@ -13,6 +13,8 @@ export const CACHE_CAPACITY = 9984;
 const MAX_TTL = 3600;
 const MAX_DENIAL_TTL = 1800;
 const STALE_DEFAULT_MS = 3600 * 1000;
+/** CoreDNS's cache: no reply kept (nor answered) with a TTL under 5 s unless MINTTL says otherwise. */
+const MIN_TTL = 5;
 
 export interface CacheOptions {
   successCapacity: number;
@@ -21,6 +23,9 @@ export interface CacheOptions {
   denialCapacity: number;
   /** Seconds an NXDOMAIN or NODATA is kept at most. */
   denialTtl: number;
+  /** Seconds a reply is kept at least, its TTLs raised to it (CoreDNS's MINTTL: 5 unsaid). */
+  successMinTtl: number;
+  denialMinTtl: number;
   /** serve_stale: seconds past expiry an answer may still be served while the upstream fails; 0 = off. */
   staleS: number;
   /** `disable success|denial ZONES`: zones (lowercase, no trailing dot; '' is every zone) not kept. */
@@ -30,13 +35,14 @@ export interface CacheOptions {
 export function cacheOptions(d: Directive): CacheOptions {
   if (d.args.length > 1) throw invalid(d, 'takes at most a TTL here (zones of its own are not served)');
   const ttl = d.args.length === 1 ? wholeNumber(d, d.args[0], 'the TTL', 0) : null;
-  const c: CacheOptions = { successCapacity: CACHE_CAPACITY, successTtl: ttl ?? MAX_TTL, denialCapacity: CACHE_CAPACITY, denialTtl: ttl ?? MAX_DENIAL_TTL, staleS: 0, disable: { success: [], denial: [] } };
+  const c: CacheOptions = { successCapacity: CACHE_CAPACITY, successTtl: ttl ?? MAX_TTL, successMinTtl: MIN_TTL, denialCapacity: CACHE_CAPACITY, denialTtl: ttl ?? MAX_DENIAL_TTL, denialMinTtl: MIN_TTL, staleS: 0, disable: { success: [], denial: [] } };
   for (const o of d.block ?? []) {
-    if ((o.name === 'success' || o.name === 'denial') && o.args.length >= 1 && o.args.length <= 2 && o.block === null) {
+    if ((o.name === 'success' || o.name === 'denial') && o.args.length >= 1 && o.args.length <= 3 && o.block === null) {
       const capacity = wholeNumber(o, o.args[0], 'the capacity', 1);
-      const max = o.args.length === 2 ? wholeNumber(o, o.args[1], 'the TTL', 0) : null;
-      if (o.name === 'success') [c.successCapacity, c.successTtl] = [capacity, max ?? c.successTtl];
-      else [c.denialCapacity, c.denialTtl] = [capacity, max ?? c.denialTtl];
+      const max = o.args.length >= 2 ? wholeNumber(o, o.args[1], 'the TTL', 0) : null;
+      const min = o.args.length === 3 ? wholeNumber(o, o.args[2], 'the minimum TTL', 0) : MIN_TTL;
+      if (o.name === 'success') [c.successCapacity, c.successTtl, c.successMinTtl] = [capacity, max ?? c.successTtl, min];
+      else [c.denialCapacity, c.denialTtl, c.denialMinTtl] = [capacity, max ?? c.denialTtl, min];
     } else if (o.name === 'disable' && (o.args[0] === 'success' || o.args[0] === 'denial') && o.block === null) {
       c.disable[o.args[0]].push(...(o.args.length === 1 ? [''] : o.args.slice(1).map((z) => (z === '.' ? '' : normalizeDomain(z)))));
     } else if (o.name === 'serve_stale' && o.args.length <= 1 && o.block === null) {
@@ -51,5 +57,5 @@ export function cacheOptions(d: Directive): CacheOptions {
 /** dnscache's policy for `c` (null: nothing kept): TTLs capped as written, denials kept no longer than their cap. */
 export function cachePolicy(c: CacheOptions | null): CachePolicy {
   if (c === null) return { size: 0, noNegcache: true, negTtl: 0, minCacheTtl: 0, maxCacheTtl: 0, maxNegTtl: 0, staleS: 0 };
-  return { size: c.successCapacity + c.denialCapacity, noNegcache: c.denialTtl === 0, negTtl: c.denialTtl, minCacheTtl: 0, maxCacheTtl: c.successTtl, maxNegTtl: c.denialTtl, staleS: c.staleS };
+  return { size: c.successCapacity + c.denialCapacity, noNegcache: c.denialTtl === 0, negTtl: c.denialTtl, minCacheTtl: Math.min(c.successMinTtl, c.successTtl), minNegTtl: Math.min(c.denialMinTtl, c.denialTtl), maxCacheTtl: c.successTtl, maxNegTtl: c.denialTtl, staleS: c.staleS };
 }
