@@ -13,6 +13,7 @@ import { mirroredCounter, mirroredGauge } from '../metrics/mirror.ts';
 import type { Labels } from '../metrics/mirror.ts';
 import { OTHER_SLOT, PROTOS, RCODES, TRACKED_TYPES, TYPE_SLOTS } from './dns-counters.ts';
 import type { DnsCounters } from './dns-counters.ts';
+import { SYSTEMS } from './resolver.ts';
 
 /** The types CoreDNS gives a label value of their own (plugin/pkg/dnstest's monitored types); the rest is "other". */
 const COREDNS_TYPES = new Set<number>([Type.A, Type.AAAA, Type.MX, Type.SOA, Type.CNAME, Type.PTR, Type.TXT, Type.NS, Type.SRV, Type.AXFR, Type.IXFR, Type.ANY]);
@@ -54,6 +55,13 @@ export function registerCoreDnsMetrics(registry: client.Registry, s: CoreDnsMetr
   collectedHistogram(registry, { name: 'coredns_forward_request_duration_seconds', help: 'Histogram of the time each request took.' }, function* (): Iterable<readonly [Labels, ReplyStats['replies'], number]> {
     for (const u of s.upstreams()) for (let r = 0; r < REPLY_RCODES; r++) if (u.replies.total(r) > 0) yield [{ to: formatUpstream(u.server), rcode: rcodeName(r) }, u.replies, r];
   });
+  // The cache is the Corefile's on forwarded names (the cluster zone's is disabled, as kubeadm writes it): those answers' hits.
+  const cached = { server: s.server, zones: s.zone, view: '' };
+  const forwarded = () => s.counters().skydnsRequests[SYSTEMS.indexOf('recursive')];
+  const hits = () => s.counters().forwardedCacheHits;
+  mirroredCounter(registry, { name: 'coredns_cache_requests_total', help: 'The count of cache requests.', labelNames: ['server', 'zones', 'view'] }, () => [[cached, forwarded()]]);
+  mirroredCounter(registry, { name: 'coredns_cache_hits_total', help: 'The count of cache hits.', labelNames: ['server', 'type', 'zones', 'view'] }, () => [[{ ...cached, type: 'success' }, hits()[0]], [{ ...cached, type: 'denial' }, hits()[1]]]);
+  mirroredCounter(registry, { name: 'coredns_cache_misses_total', help: 'The count of cache misses. Deprecated, derive misses from cache hits/requests counters.', labelNames: ['server', 'zones', 'view'] }, () => [[cached, forwarded() - hits()[0] - hits()[1]]]);
   mirroredCounter(registry, { name: 'coredns_forward_healthcheck_failures_total', help: 'Counter of the number of failed healthchecks.', labelNames: ['to'] }, () => s.upstreams().map((u) => [{ to: formatUpstream(u.server) }, u.healthcheckFailures] as const));
   mirroredCounter(registry, { name: 'coredns_forward_healthcheck_broken_total', help: 'Counter of the number of complete failures of the healthchecks.' }, () => [[{}, s.healthcheckBroken()]]);
   mirroredCounter(registry, { name: 'coredns_forward_max_concurrent_rejects_total', help: 'Counter of the number of queries rejected because the concurrent queries were at maximum.' }, () => [[{}, s.overloaded()]]);

@@ -17,6 +17,8 @@ export const RCODES = 24;
 export const PROTOS = ['udp', 'tcp'] as const;
 export const DURATION_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
+const RECURSIVE = SYSTEMS.indexOf('recursive');
+
 /** SkyDNS's error causes (`nodata` was declared and never counted; `overflow`, a reply over 64 KiB, cannot happen here). */
 export const CAUSES = ['nxdomain', 'truncated', 'refused', 'overflow', 'servfail'] as const;
 const CAUSE = Object.fromEntries(CAUSES.map((c, i) => [c, i])) as Record<(typeof CAUSES)[number], number>;
@@ -43,6 +45,8 @@ export class DnsCounters {
   readonly skydnsRequests = new Float64Array(SYSTEMS.length);
   readonly skydnsErrors = new Float64Array(SYSTEMS.length * CAUSES.length);
   skydnsCacheMisses = 0;
+  /** Forwarded answers (the `recursive` system) from the cache: [success, denial (NXDOMAIN)] (CoreDNS's cache hits). */
+  readonly forwardedCacheHits = new Float64Array(2);
   readonly skydnsDuration = new HistogramCounts(SKYDNS_DURATION_BUCKETS, SYSTEMS.length);
   readonly skydnsSize = new HistogramCounts(SKYDNS_SIZE_BUCKETS, SYSTEMS.length);
   readonly malformed: Counts = {};
@@ -83,6 +87,7 @@ export class DnsCounters {
     addArray(this.skydnsRequests, other.skydnsRequests);
     addArray(this.skydnsErrors, other.skydnsErrors);
     this.skydnsCacheMisses += other.skydnsCacheMisses;
+    addArray(this.forwardedCacheHits, other.forwardedCacheHits);
     this.skydnsDuration.add(HistogramCounts.from(other.skydnsDuration));
     this.skydnsSize.add(HistogramCounts.from(other.skydnsSize));
     addCounts(this.malformed, other.malformed);
@@ -110,5 +115,6 @@ export class DnsCounters {
     else if (rcode === Rcode.REFUSED) this.skydnsErrors[at + CAUSE.refused]++;
     else if (rcode === Rcode.NXDOMAIN) this.skydnsErrors[at + CAUSE.nxdomain]++;
     if (!fromCache) this.skydnsCacheMisses++;
+    else if (tag === RECURSIVE) this.forwardedCacheHits[rcode === Rcode.NXDOMAIN ? 1 : 0]++;
   }
 }

@@ -133,6 +133,8 @@ t.test("kube-dns -conf with kubeadm's Corefile on a real API server", async (t) 
     t.match(text, new RegExp(`^coredns_forward_responses_total\\{to="127\\.0\\.0\\.1:${upA.port}",rcode="NOERROR"\\} [1-9]`, 'm'), 'forward replies per upstream and rcode');
     t.match(text, new RegExp(`^coredns_forward_request_duration_seconds_bucket\\{to="127\\.0\\.0\\.1:${upB.port}",rcode="NOERROR",le="\\+Inf"\\} [1-9]`, 'm'), 'forward durations per upstream and rcode');
     t.match(text, /^coredns_reload_failed_total 1$/m, 'the broken reload counted');
+    t.match(text, new RegExp(`^coredns_cache_hits_total\\{server="dns://127\\.0\\.0\\.1:${p.dns}",type="success",zones="\\.",view=""\\} [1-9]`, 'm'), 'forwarded answers from the cache: hits');
+    t.match(text, new RegExp(`^coredns_cache_requests_total\\{server="dns://127\\.0\\.0\\.1:${p.dns}",zones="\\.",view=""\\} [1-9]`, 'm'), 'and requests');
     t.match(text, new RegExp(`^coredns_plugin_enabled\\{${server},name="kubernetes"\\} 1$`, 'm'), 'the plugins in force');
     t.match(text, new RegExp(`^coredns_plugin_enabled\\{${server},name="rewrite"\\} 1$`, 'm'), 'the one a reload added too');
     t.match(text, /^coredns_build_info\{version="0\.\d+\.\d+",revision="",goversion="v24\./m, 'the build');
