@@ -1,7 +1,8 @@
 // Our image in kubeadm's coredns Deployment (issue 25): kubeadm's objects, its Corefile in ConfigMap
 // coredns, only the image changed. Kubernetes' own [sig-network] DNS specs pass against it as they do
-// against our addon, and an edit of the ConfigMap (a stub zone's block) is served once the kubelet has
-// synced the volume and `reload` has read it.
+// against our addon, and an edit of the ConfigMap (a stub zone's block, a hosts entry, a rewrite) is
+// served once the kubelet has synced the volume and `reload` has read it; a broken edit is refused and
+// the running Corefile answers on.
 
 import t from 'tap';
 import { clusterCanRun, startNodeCluster } from './harness/cluster.ts';
@@ -27,11 +28,27 @@ t.test("kubeadm's coredns Deployment with our image: Kubernetes' DNS specs, and 
 
   // The node's second resolver (10.200.0.2) serves db.corp.example alone: a stub zone's block for it.
   await startClientPod(c, 'default', 'client');
-  const ask = () => execIn(c, 'default', 'client', ['dig', '+short', '+tries=1', '+time=2', 'db.corp.example']);
-  t.equal((await ask()).trim(), '', 'db.corp.example: not known before the edit');
-  const corefile = `${kubeadmCorefile()}corp.example:53 {\n    errors\n    forward . 10.200.0.2\n}\n`;
-  await c.apply([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'coredns', namespace: 'kube-system' }, data: { Corefile: corefile } }]);
+  const ask = async (name: string) => (await execIn(c, 'default', 'client', ['dig', '+short', '+tries=1', '+time=2', name])).trim().split('\n').filter((l) => l !== '');
+  const addresses = (lines: string[]) => lines.filter((l) => /^\d+\.\d+\.\d+\.\d+$/.test(l));
+  t.same(await ask('db.corp.example'), [], 'db.corp.example: not known before the edit');
+  t.same(await ask('gateway.lan'), [], 'gateway.lan: not known before the edit');
+  // An operator's edit: a stub zone's block, a hosts entry and a rewrite in the cluster's block.
+  const edit = (corefile: string) => c.apply([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'coredns', namespace: 'kube-system' }, data: { Corefile: corefile } }]);
+  const stub = `corp.example:53 {\n    errors\n    forward . 10.200.0.2\n}\n`;
+  const block = kubeadmCorefile().replace('    prometheus :9153\n', '    hosts {\n       192.0.2.10 gateway.lan\n       fallthrough\n    }\n    rewrite name api.corp.lan kubernetes.default.svc.cluster.local\n    prometheus :9153\n');
+  if (!block.includes('gateway.lan')) throw new Error("kubeadm's Corefile has no `prometheus :9153` line to add before");
+  await edit(`${block}${stub}`);
   const edited = Date.now();
-  await waitFor('db.corp.example through the stub block', async () => /^\d+\.\d+\.\d+\.\d+$/.test((await ask()).trim()), 150_000);
-  t.pass(`the stub block served ${Math.round((Date.now() - edited) / 1000)} s after the edit (the kubelet's sync, then reload's 30 s)`);
+  await waitFor('db.corp.example through the stub block', async () => addresses(await ask('db.corp.example')).length === 1, 150_000);
+  t.pass(`the edit served ${Math.round((Date.now() - edited) / 1000)} s after it was applied (the kubelet's sync, then reload's 30 s)`);
+  t.same(await ask('gateway.lan'), ['192.0.2.10'], 'the hosts entry');
+  const kubernetes = (await c.kubectl(['-n', 'default', 'get', 'service', 'kubernetes', '-o', 'jsonpath={.spec.clusterIP}'])).trim();
+  t.same(addresses(await ask('api.corp.lan')), [kubernetes], "the rewrite: the API server's Service under another name");
+  // A broken edit: every replica refuses it and answers on with the running Corefile.
+  await edit(`${block.replace('    loop\n', '    loop\n    rewrite ttl api.corp.lan 30\n')}${stub}`);
+  const broken = Date.now();
+  await waitFor('the broken edit refused in the logs', async () => /Corefile not reloaded: the running one serves on.*a rewrite rule of the ttl field is not served/.test(await c.kubectl(['-n', 'kube-system', 'logs', '-l', 'k8s-app=kube-dns', '--tail=50'])), 150_000);
+  t.pass(`the broken edit refused ${Math.round((Date.now() - broken) / 1000)} s after it was applied`);
+  t.same(await ask('gateway.lan'), ['192.0.2.10'], 'the running Corefile answers on');
+  t.equal(addresses(await ask('db.corp.example')).length, 1);
 });

@@ -8,7 +8,7 @@
 import t from 'tap';
 import type { Test } from 'tap';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { corednsBin } from './harness/coredns.ts';
@@ -344,6 +344,46 @@ hostname.bind:${port} {
       ['web.app.svc.cluster.local', 'A'], ['kubernetes.default.svc.cluster.local', 'A'], ['default.svc.cluster.local', 'A'], ['app.svc.cluster.local', 'A'],
       ['10-1-2-3.app.pod.cluster.local', 'A'], ['10-1-2-3.default.pod.cluster.local', 'A'], ['default.pod.cluster.local', 'A'], ['app.pod.cluster.local', 'A'],
       [web, 'PTR'], [kubernetesIp, 'PTR'],
+    ],
+  });
+  shapes.push({
+    // k3s's: its NodeHosts file as `hosts` (ttl, reload, fallthrough), and the custom ConfigMap's
+    // imports, an override inside the block and a server block at the top (each server its own copy:
+    // the block names its port).
+    name: "k3s's NodeHosts and imports",
+    differences: { '10.200.0.1 PTR': 'hosts answers a PTR of its file without aa, as the kubernetes one above (CoreDNS sets it)' },
+    text: (port, kubeconfig) => {
+      const own = join(dir, `k3s-${port}`);
+      mkdirSync(join(own, 'custom'), { recursive: true });
+      writeFileSync(join(own, 'NodeHosts'), '10.200.0.1 node-a\n10.200.0.2 node-b node-b.lan\n');
+      writeFileSync(join(own, 'custom', 'any.override'), 'any\n');
+      writeFileSync(join(own, 'custom', 'corp.server'), `corp.example:${port} {\n    bind 127.0.0.1\n    forward . 127.0.0.1:${up.port}\n}\n`);
+      return `.:${port} {
+    bind 127.0.0.1
+    errors
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+      pods insecure
+      fallthrough in-addr.arpa ip6.arpa
+      kubeconfig ${kubeconfig}
+    }
+    hosts ${join(own, 'NodeHosts')} {
+      ttl 60
+      reload 15s
+      fallthrough
+    }
+    forward . 127.0.0.1:${up.port}
+    cache 30
+    loop
+    reload
+    loadbalance
+    import ${join(own, 'custom')}/*.override
+}
+import ${join(own, 'custom')}/*.server
+`;
+    },
+    questions: [
+      ['node-b', 'A'], ['node-b.lan', 'A'], ['node-b', 'AAAA'], ['10.200.0.1', 'PTR'], ['www.example.org', 'A'], ['www.example.org', 'ANY'],
+      ['web.app.svc.cluster.local', 'A'], ['nothing.corp.example', 'A'],
     ],
   });
   for (const shape of shapes) {
