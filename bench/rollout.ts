@@ -7,7 +7,10 @@
 // Both paths a pod's DNS takes: straight to the cluster DNS (its ClusterIP), and behind node-cache
 // (manifests/optional/node-local-dns.yaml holding the ClusterIP on the node), there with names no cache
 // holds so that every query still reaches the pods being disrupted. BENCH_ROLLOUT_PATHS picks
-// (`direct,node-cache`, the default). Writes bench/results/rollout-<date>.{json,md}. Needs what the
+// (`direct,node-cache`, the default). Three systems in turn: our addon, CoreDNS as kubeadm deploys it,
+// and kubeadm's coredns Deployment with only its image set to ours (issue 25's swap);
+// BENCH_ROLLOUT_SYSTEMS picks which are measured (all deployed in turn, for the Service and the
+// client). Writes bench/results/rollout-<date>.{json,md}. Needs what the
 // cluster tier needs (root, the cached binaries, test/cluster/images/build.sh) and CoreDNS's image
 // (test/cluster/images/build-coredns.sh).
 
@@ -19,6 +22,7 @@ import type { NodeCluster } from '../test/cluster/harness/cluster.ts';
 import { deployAddon, deployNodeLocalDns, describe, startClientPod, waitFor } from '../test/cluster/harness/addon.ts';
 import { dnsDeployment, ISSUE_LOAD, lossDuring, podsOf, prepareLoad, prepareMissLoad } from '../test/cluster/harness/rollout.ts';
 import type { Disruption } from '../test/cluster/harness/rollout.ts';
+import { readManifest, README_VALUES } from '../test/e2e/harness/manifests.ts';
 import { benchScope, commitOf, writeResults } from './report.ts';
 import { repoRoot } from './servers.ts';
 
@@ -31,7 +35,11 @@ const SECONDS: Record<Disruption, number> = { 'pod deleted': 30, 'rollout restar
 const NS = 'default';
 const CLIENT = 'client';
 
-type System = 'kube-dns-ts' | 'CoreDNS';
+const ALL_SYSTEMS = ['kube-dns-ts', 'CoreDNS', 'coredns Deployment, our image'] as const;
+type System = (typeof ALL_SYSTEMS)[number];
+const MEASURED = (process.env.BENCH_ROLLOUT_SYSTEMS ?? ALL_SYSTEMS.join(',')).split(',') as System[];
+/** Our kube-dns image, as manifests/kube-dns.yaml names it. */
+const OUR_IMAGE = readManifest('kube-dns.yaml', README_VALUES).find((o) => o.kind === 'Deployment')!.spec.template.spec.containers.find((c: { name: string }) => c.name === 'kubedns').image as string;
 interface Run {
   system: System;
   path: Path;
@@ -53,7 +61,15 @@ async function switchToCoreDns(c: NodeCluster): Promise<number> {
   return 2;
 }
 
+/** `kubectl set image deployment/coredns coredns=<ours>`, nothing else changed; resolves once it rolled out. */
+async function swapInOurImage(c: NodeCluster): Promise<number> {
+  await c.kubectl(['-n', 'kube-system', 'set', 'image', 'deployment/coredns', `coredns=${OUR_IMAGE}`]);
+  await c.kubectl(['-n', 'kube-system', 'rollout', 'status', 'deployment/coredns', '--timeout=180s'], 200_000);
+  return 2;
+}
+
 async function measure(c: NodeCluster, system: System, path: Path, deployment: string, replicas: number, runs: Run[]): Promise<void> {
+  if (!MEASURED.includes(system)) return;
   for (const disruption of ['pod deleted', 'rollout restart'] as const) {
     for (let i = 0; i < RUNS; i++) {
       const r = await lossDuring(c, NS, CLIENT, { ...ISSUE_LOAD, seconds: SECONDS[disruption] }, dnsDeployment(deployment, replicas), disruption);
@@ -84,7 +100,7 @@ function report(runs: Run[], when: string, load: string): string {
   const rows: string[] = [];
   for (const path of PATHS) {
     for (const disruption of ['pod deleted', 'rollout restart'] as const) {
-      for (const system of ['kube-dns-ts', 'CoreDNS'] as const) {
+      for (const system of ALL_SYSTEMS.filter((s) => MEASURED.includes(s))) {
         const cell = (f: (r: Run) => number) => runs.filter((r) => r.system === system && r.path === path && r.disruption === disruption).map(f).join(' / ');
         rows.push(`| ${path} | ${disruption} | ${system} | ${cell((r) => r.lost)} | ${cell((r) => r.failedLookups.length)} | ${cell((r) => Math.round(r.disruptionMs / 100) / 10)} |`);
       }
@@ -105,7 +121,7 @@ async function main(): Promise<void> {
   const missing = clusterMissing();
   if (missing !== null) throw new Error(`cannot run a cluster here: ${missing}`);
   const when = new Date().toISOString();
-  const load = `${commitOf(repoRoot)}. node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model}), load average at start ${loadavg()[0].toFixed(2)}. One node (kube-proxy iptables), 2 replicas each: manifests/kube-dns.yaml as the README deploys it; CoreDNS ${COREDNS_IMAGE.split(':')[1]} as kubeadm deploys it (bench/coredns-kubeadm.yaml: lameduck 5s, readiness /ready every 10 s, maxUnavailable 1). In a client pod, through the ClusterIP: dnsperf -c ${ISSUE_LOAD.sockets} -Q ${ISSUE_LOAD.qps} -t ${ISSUE_LOAD.timeoutS} for ${SECONDS['pod deleted']} s (pod deleted) or ${SECONDS['rollout restart']} s (rollout restart), the disruption 3 s in; beside it dig +tries=1 +time=${ISSUE_LOAD.timeoutS}, a new process and socket per lookup, ${ISSUE_LOAD.lookupsPerSecond}/s. Paths: ${PATHS.join(', ')}; direct: dnsperf asks 4 names of the cluster (A, AAAA, SRV); node-cache: our node-cache (manifests/optional/node-local-dns.yaml) holds the ClusterIP on the node and forwards over TCP to the kube-dns-upstream Service, and dnsperf asks 120,000 distinct names no cache holds (NXDOMAIN), so every query reaches the pods being disrupted. ${RUNS} runs each, in order.`;
+  const load = `${commitOf(repoRoot)}. node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model}), load average at start ${loadavg()[0].toFixed(2)}. One node (kube-proxy iptables), 2 replicas each: manifests/kube-dns.yaml as the README deploys it; CoreDNS ${COREDNS_IMAGE.split(':')[1]} as kubeadm deploys it (bench/coredns-kubeadm.yaml: lameduck 5s, readiness /ready every 10 s, maxUnavailable 1), then the same Deployment with only its image set to ours (${OUR_IMAGE}). Measured: ${MEASURED.join(', ')}. In a client pod, through the ClusterIP: dnsperf -c ${ISSUE_LOAD.sockets} -Q ${ISSUE_LOAD.qps} -t ${ISSUE_LOAD.timeoutS} for ${SECONDS['pod deleted']} s (pod deleted) or ${SECONDS['rollout restart']} s (rollout restart), the disruption 3 s in; beside it dig +tries=1 +time=${ISSUE_LOAD.timeoutS}, a new process and socket per lookup, ${ISSUE_LOAD.lookupsPerSecond}/s. Paths: ${PATHS.join(', ')}; direct: dnsperf asks 4 names of the cluster (A, AAAA, SRV); node-cache: our node-cache (manifests/optional/node-local-dns.yaml) holds the ClusterIP on the node and forwards over TCP to the kube-dns-upstream Service, and dnsperf asks 120,000 distinct names no cache holds (NXDOMAIN), so every query reaches the pods being disrupted. ${RUNS} runs each, in order.`;
   const scope = benchScope();
   const runs: Run[] = [];
   try {
@@ -115,6 +131,8 @@ async function main(): Promise<void> {
     await measurePaths(c, 'kube-dns-ts', 'kube-dns', replicas, runs);
     if (PATHS.includes('node-cache')) await removeNodeLocalDns(c);
     await measurePaths(c, 'CoreDNS', 'coredns', await switchToCoreDns(c), runs);
+    if (PATHS.includes('node-cache')) await removeNodeLocalDns(c);
+    await measurePaths(c, 'coredns Deployment, our image', 'coredns', await swapInOurImage(c), runs);
   } finally {
     await scope.close();
   }
