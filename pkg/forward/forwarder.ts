@@ -44,8 +44,11 @@ export interface ForwarderOptions {
    * `round_robin`: the next one each time.
    */
   policy?: ForwardPolicy;
-  /** A stub domain's own policy (a Corefile's block of that zone), by domain (lowercase, no trailing dot). */
-  stubPolicies?: Readonly<Record<string, ForwardPolicy>>;
+  /**
+   * A stub domain's own policy (a Corefile's block of that zone), asked for each stub domain (lowercase,
+   * no trailing dot) whenever the routes are set; undefined: `policy`.
+   */
+  stubPolicy?: (domain: string) => ForwardPolicy | undefined;
   /** Upstreams marked down and probed (CoreDNS's max_fails and health_check; health.ts). Default: none. */
   health?: HealthOptions;
   log?: Logger;
@@ -109,7 +112,7 @@ export class Forwarder {
   private inFlight = 0;
   private closed = false;
   private readonly policy: ForwardPolicy;
-  private readonly stubPolicies: Readonly<Record<string, ForwardPolicy>>;
+  private readonly stubPolicy: (domain: string) => ForwardPolicy | undefined;
   /** Routes whose policy is not `policy` (a stub domain's own). */
   private routePolicies = new WeakMap<readonly UpstreamServer[], ForwardPolicy>();
   private turn = 0;
@@ -122,7 +125,7 @@ export class Forwarder {
     this.udp = new UdpExchanger({ size: opts.udpSockets ?? 8, maxUses: opts.udpSocketUses ?? 200 }, this.stats, this.log);
     this.tcp = opts.forceTcp ? new TcpExchanger({ size: TCP_CONNECTIONS, idleMs: opts.tcpIdleMs ?? TCP_IDLE_MS }, this.stats, this.log) : null;
     this.policy = opts.policy ?? 'sequential';
-    this.stubPolicies = opts.stubPolicies ?? {};
+    this.stubPolicy = opts.stubPolicy ?? (() => undefined);
     const h = opts.health;
     this.health = h === undefined || h.maxFails === 0 ? null : new HealthChecks(h, (probe, end, server) => this.probe(probe, end, server));
   }
@@ -322,7 +325,7 @@ export class Forwarder {
     for (const [domain, servers] of stubs) {
       const route = servers.map((u) => set.intern(u));
       stubRoutes.set(domain, route);
-      const policy = this.stubPolicies[domain.toLowerCase().replace(/\.$/, '')];
+      const policy = this.stubPolicy(domain.toLowerCase().replace(/\.$/, ''));
       if (policy !== undefined) this.routePolicies.set(route, policy);
     }
     this.routes.setDefault(defaultRoute);

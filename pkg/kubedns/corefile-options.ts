@@ -6,6 +6,7 @@ import { answeringPlugins } from '../corefile/answering.ts';
 import { cachePolicy } from '../corefile/plugins/cache.ts';
 import type { Logger } from '../log/log.ts';
 import type { KubeDnsCorefile } from './corefile.ts';
+import type { CorefileSync } from './corefile-sync.ts';
 import type { KubeDnsOptions, ServedBefore } from './program.ts';
 
 /** kube-dns's own answer cache budget (its --cache-bytes default). */
@@ -24,7 +25,7 @@ export function corefileServedBefore(k: KubeDnsCorefile, log: Logger): ServedBef
 }
 
 /** kube-dns's options for `k`, its source aside; `configSync` carries the routes and their reloads. */
-export function corefileKubeDnsOptions(k: KubeDnsCorefile, configSync: KubeDnsOptions['configSync'], log: Logger): Omit<KubeDnsOptions, 'source' | 'version'> {
+export function corefileKubeDnsOptions(k: KubeDnsCorefile, configSync: CorefileSync, log: Logger): Omit<KubeDnsOptions, 'source' | 'version'> {
   const endpoints = [...new Set([k.health?.address, k.ready, k.metrics].filter((a): a is string => a !== null && a !== undefined))];
   return {
     domain: k.domain,
@@ -59,7 +60,8 @@ export function corefileKubeDnsOptions(k: KubeDnsCorefile, configSync: KubeDnsOp
     servedBefore: corefileServedBefore(k, log),
     servedBeforeZone: k.clusterBlockZone,
     forwarding: {
-      settings: { ...k.forwarding, stubPolicies: k.stubPolicies },
+      // A stub block's policy as the Corefile in force says (a reload may add or change one).
+      settings: { ...k.forwarding, stubPolicy: (zone) => configSync.stubPolicy(zone) },
       cache: k.cache === null ? null : cachePolicy(k.cache),
       cacheEntries: k.cache === null ? null : k.cache.successCapacity + k.cache.denialCapacity,
       loopDetect: k.loop,

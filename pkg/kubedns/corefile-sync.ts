@@ -12,6 +12,7 @@ import type { ConfigChangeHandler, ConfigSync } from '../config/sync.ts';
 import type { KubeDnsConfig } from '../config/config.ts';
 import { parseCorefile } from '../corefile/read.ts';
 import type { Logger } from '../log/log.ts';
+import type { ForwardPolicy } from '../forward/forward.ts';
 import { kubeDnsCorefile } from './corefile.ts';
 import type { KubeDnsCorefile, KubeDnsCorefileContext } from './corefile.ts';
 
@@ -26,7 +27,7 @@ const pluginsOf = (k: KubeDnsCorefile) => JSON.stringify(PLUGIN_FIELDS.map((f) =
 
 /** The plan without what a reload applies, to tell what changed. */
 function startOnly(k: KubeDnsCorefile): string {
-  return JSON.stringify({ ...k, upstreams: undefined, stubDomains: undefined, ...Object.fromEntries(PLUGIN_FIELDS.map((f) => [f, undefined])) });
+  return JSON.stringify({ ...k, upstreams: undefined, stubDomains: undefined, stubPolicies: undefined, ...Object.fromEntries(PLUGIN_FIELDS.map((f) => [f, undefined])) });
 }
 
 /** Reads the Corefile at `path` once and plans it (imports relative to its folder; a glob matching nothing is logged); its text too, for CorefileSync. */
@@ -68,6 +69,11 @@ export class CorefileSync implements ConfigSync {
 
   stop(): void {
     clearInterval(this.timer);
+  }
+
+  /** The forward policy of the stub block of `zone` in the Corefile in force. */
+  stubPolicy(zone: string): ForwardPolicy | undefined {
+    return this.running.stubPolicies[zone];
   }
 
   current(): KubeDnsConfig {
