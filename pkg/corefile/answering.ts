@@ -1,5 +1,5 @@
 // The plugins that answer from what they hold, before a program's own engine (kube-dns's cluster and
-// forward, node-cache's cache and forward), in CoreDNS's order: any, chaos, rewrite, template, hosts.
+// forward, node-cache's cache and forward), in CoreDNS's order: any, chaos, rewrite, template, hosts, file.
 // One table for both programs: what a block's Corefile lines make of them, chained (pkg/dns chain).
 
 import { anyHandler } from '../any/any.ts';
@@ -13,6 +13,8 @@ import { rewriteHandler } from '../rewrite/handler.ts';
 import type { NameRule } from '../rewrite/rules.ts';
 import { templateHandler } from '../template/handler.ts';
 import type { TemplateRule } from '../template/rules.ts';
+import { ZoneFiles, zoneFileHandler } from '../zonefile/handler.ts';
+import type { ZoneFileOptions } from '../zonefile/handler.ts';
 import { cachedAfter } from './cache-capped.ts';
 import type { CacheOptions } from './plugins/cache.ts';
 import type { HostsOptions } from './plugins/hosts.ts';
@@ -25,9 +27,14 @@ export interface AnsweringPlan {
   rewrite: NameRule[];
   template: TemplateRule[];
   hosts: HostsOptions | null;
+  /** `file`: zone files, each for its zones, under its own block's cache. */
+  file: PlannedZoneFile[];
 }
 
-export const NO_ANSWERING: AnsweringPlan = { any: false, chaos: [], rewrite: [], template: [], hosts: null };
+/** A `file` line and the cache of the block it was written in (its replies' TTLs as that cache leaves them). */
+export type PlannedZoneFile = ZoneFileOptions & { cache: CacheOptions | null };
+
+export const NO_ANSWERING: AnsweringPlan = { any: false, chaos: [], rewrite: [], template: [], hosts: null, file: [] };
 
 /** One answering plugin: its handler, closed when the plan it came from is replaced or the program stops. */
 export interface AnsweringPlugin {
@@ -53,6 +60,10 @@ export function answeringPlugins(p: AnsweringPlan, cache: CacheOptions | null, l
     const h = p.hosts;
     const table = new HostsTable({ file: h.file, inline: h.inline, noReverse: h.noReverse, reloadMs: h.reloadMs, log: log.child('hosts') });
     out.push({ handler: afterCache(hostsHandler(table, { zones: h.zones, ttl: h.ttl, fallthrough: h.fallthrough }), cache), close: () => table.close() });
+  }
+  for (const f of p.file) {
+    const files = new ZoneFiles(f, log.child('file'));
+    out.push({ handler: afterCache(zoneFileHandler(files, f), f.cache), close: () => files.close(), zones: f.zones });
   }
   return out;
 }

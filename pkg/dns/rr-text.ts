@@ -1,6 +1,7 @@
 // One resource record in RFC 1035 presentation ("zone file") form → a ResourceRecord, as miekg/dns's
-// NewRR reads a line without an $ORIGIN: `NAME [TTL] [CLASS] TYPE RDATA` (TTL and class in either
-// order; TTL 3600 and class IN unsaid; names fully qualified whether or not they end in a dot).
+// NewRR reads a line: `NAME [TTL] [CLASS] TYPE RDATA` (TTL and class in either order; class IN
+// unsaid, the TTL `ttl` (3600 unsaid)). A name without a final dot is relative to `origin` (`@` is
+// the origin itself); without an origin it is taken as fully qualified, as NewRR does.
 // Types: A, AAAA, CNAME, PTR, NS, TXT, MX, SRV, SOA. Throws RrTextError on anything else.
 
 import { isIP } from 'node:net';
@@ -27,8 +28,18 @@ function words(text: string): string[] {
   return out;
 }
 
-/** A name as written, without its final dot, lowercase kept as written (`.` is the root: ''). */
-const nameOf = (w: string) => (w === '.' ? '' : w.replace(/\.$/, ''));
+/** Where names are read: relative names below `origin` (canonical, '' the root); null: none. */
+interface Reading {
+  origin: string | null;
+}
+
+/** A name as written, without its final dot (`.` is the root: ''), made absolute below the origin. */
+function nameIn(w: string, r: Reading): string {
+  if (w === '@' && r.origin !== null) return r.origin;
+  if (w === '.') return '';
+  if (w.endsWith('.') || r.origin === null) return w.replace(/\.$/, '');
+  return r.origin === '' ? w : `${w}.${r.origin}`;
+}
 
 function uint(w: string | undefined, what: string, max: number): number {
   if (w === undefined || !/^\d+$/.test(w) || Number(w) > max) throw new RrTextError(`${what}: ${JSON.stringify(w ?? '')} is not a number up to ${max}`);
@@ -37,11 +48,13 @@ function uint(w: string | undefined, what: string, max: number): number {
 
 const unquote = (w: string) => (w.startsWith('"') ? w.slice(1, -1).replace(/\\(.)/g, '$1') : w);
 
-export function rrFromText(text: string): ResourceRecord {
+export function rrFromText(text: string, o: { origin?: string; ttl?: number } = {}): ResourceRecord {
   const w = words(text);
   if (w.length < 3) throw new RrTextError(`not a record: ${JSON.stringify(text)}`);
+  const r: Reading = { origin: o.origin ?? null };
+  const nameOf = (x: string) => nameIn(x, r);
   const name = nameOf(w[0]);
-  let ttl = DEFAULT_TTL;
+  let ttl = o.ttl ?? DEFAULT_TTL;
   let klass: number = Class.IN;
   let i = 1;
   for (; i < 3 && i < w.length; i++) {

@@ -1,6 +1,6 @@
 // kube-dns's configuration from a Corefile (CoreDNS's -conf): the root's forward as the upstreams and
 // other zones' forward blocks as stub domains, read again every `reload` interval; the plugins that
-// answer before kube-dns's own (any, chaos, rewrite, template, hosts) replaced when they change. A
+// answer before kube-dns's own (any, chaos, rewrite, template, hosts, file) replaced when they change. A
 // Corefile that no longer reads, or that changes what only a start applies (the cluster zone, ports,
 // endpoints, cache, log, autopath, forward's options), is not applied: the running one serves on,
 // the problem is logged and counted (CoreDNS instead reloads into a crash loop on every replica:
@@ -22,7 +22,7 @@ export function corefileConfig(k: KubeDnsCorefile): KubeDnsConfig {
 }
 
 /** What a reload puts in place of the running plugins (KubeDns.replacePlugins). */
-const PLUGIN_FIELDS = ['any', 'chaos', 'rewrite', 'template', 'hosts', 'plugins'] as const;
+const PLUGIN_FIELDS = ['any', 'chaos', 'rewrite', 'template', 'hosts', 'file', 'plugins'] as const;
 const pluginsOf = (k: KubeDnsCorefile) => JSON.stringify(PLUGIN_FIELDS.map((f) => k[f]));
 
 /** The plan without what a reload applies, to tell what changed. */
@@ -100,7 +100,7 @@ export class CorefileSync implements ConfigSync {
     } catch (err) {
       return this.refuse((err as Error).message);
     }
-    if (startOnly(next) !== startOnly(this.running)) return this.refuse('it changes more than the upstreams, stub blocks and the plugins any, chaos, rewrite, template and hosts, which takes a restart (kubectl rollout restart)');
+    if (startOnly(next) !== startOnly(this.running)) return this.refuse('it changes more than the upstreams, stub blocks and the plugins any, chaos, rewrite, template, hosts and file, which takes a restart (kubectl rollout restart)');
     const pluginsChanged = pluginsOf(next) !== pluginsOf(this.running);
     this.running = next;
     if (pluginsChanged) this.onPlugins?.(next);

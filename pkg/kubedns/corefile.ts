@@ -27,6 +27,9 @@ import { rewriteRule } from '../corefile/plugins/rewrite.ts';
 import { chaosOptions } from '../corefile/plugins/chaos.ts';
 import { bufsizeOf } from '../corefile/plugins/bufsize.ts';
 import { templateRule } from '../corefile/plugins/template.ts';
+import { fileOptions } from '../corefile/plugins/file.ts';
+import type { ZoneFileOptions } from '../zonefile/handler.ts';
+import type { PlannedZoneFile } from '../corefile/answering.ts';
 import type { TemplateRule } from '../template/rules.ts';
 import { CHAOS_DEFAULTS } from '../chaos/chaos.ts';
 import type { ChaosAnswers } from '../chaos/chaos.ts';
@@ -49,6 +52,7 @@ interface Block extends Place {
   log: QueryLogRule[];
   rewrite: NameRule[];
   template: TemplateRule[];
+  zoneFiles: ZoneFileOptions[];
   chaos: ChaosAnswers | null;
   /** Plugin names used, for the checks of the whole. */
   used: Set<string>;
@@ -83,6 +87,8 @@ export interface KubeDnsCorefile {
   rewrite: NameRule[];
   /** `template` in the cluster's block, in the order written. */
   template: TemplateRule[];
+  /** `file`: zone files, in the cluster's block or a block of their own, each for its zones. */
+  file: PlannedZoneFile[];
   /** `log`: every block's rules (none: no query log). */
   queryLog: QueryLogBlock[] | null;
   /** `chaos`: in the cluster's block (zones null: its names), or in a block of its own zones. */
@@ -159,6 +165,7 @@ function plugins(whole: KubeDnsCorefile, ctx: KubeDnsCorefileContext): Plugin<Bl
     use('template', (d, b) => b.template.push(templateRule(d, b.zone))),
     use('hosts', (d, b) => (b.hosts = hostsOptions(d, b.zone))),
     use('kubernetes', (d, b) => (b.kubernetes = kubernetesOptions(d, b.zone))),
+    use('file', (d, b) => b.zoneFiles.push(fileOptions(d, b.zone))),
     use('loop', (d) => (noArgs(d), (whole.loop = true))),
     use('forward', (d, b) => (b.forward = forwardOptions(d, ctx.resolvServers))),
   ];
@@ -172,7 +179,7 @@ function noBlock(d: Directive): void {
 function unplanned(port: number): KubeDnsCorefile {
   return {
     domain: '', ttl: 0, pods: 'disabled', kubeconfig: null, kubeconfigContext: null, namespaces: null, endpoint: null, port, bind: null, upstreams: [], forwarding: FORWARD_DEFAULTS, stubPolicies: {},
-    stubDomains: new Map(), cache: null, hosts: null, rewrite: [], template: [], chaos: [], queryLog: null, autopath: false, clusterFallthrough: false, any: false, loop: false, bufsize: null, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
+    stubDomains: new Map(), cache: null, hosts: null, rewrite: [], template: [], file: [], chaos: [], queryLog: null, autopath: false, clusterFallthrough: false, any: false, loop: false, bufsize: null, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
     clusterBlockZone: '', plugins: [],
   };
 }
@@ -184,7 +191,7 @@ export function kubeDnsCorefile(blocks: readonly ServerBlock[], ctx: KubeDnsCore
     program: 'kube-dns',
     plugins: plugins(whole, ctx),
     defaultPort: ctx.defaultPort,
-    zone: ({ zone, port }, block) => ({ zone, port, bind: [], kubernetes: null, forward: null, cache: null, hosts: null, log: [], rewrite: [], template: [], chaos: null, used: new Set<string>(), file: block.file, line: block.line }),
+    zone: ({ zone, port }, block) => ({ zone, port, bind: [], kubernetes: null, forward: null, cache: null, hosts: null, log: [], rewrite: [], template: [], zoneFiles: [], chaos: null, used: new Set<string>(), file: block.file, line: block.line }),
   });
   const cluster = planned.filter((b) => b.kubernetes !== null);
   if (cluster.length !== 1) throw new CorefileError('COREFILE_INVALID', cluster[1] ?? { file: null, line: 1 }, 'kube-dns serves one `kubernetes` (one cluster), in one block');
@@ -194,6 +201,7 @@ export function kubeDnsCorefile(blocks: readonly ServerBlock[], ctx: KubeDnsCore
   whole.hosts = cluster[0].hosts;
   whole.rewrite = cluster[0].rewrite;
   whole.template = cluster[0].template;
+  whole.file.push(...cluster[0].zoneFiles.map((f) => ({ ...f, cache: cluster[0].cache })));
   if (cluster[0].chaos !== null) whole.chaos.push({ zones: null, answers: cluster[0].chaos });
   whole.plugins = KUBE_DNS_COREFILE_PLUGINS.filter((p) => cluster[0].used.has(p));
   // The root's forward first: a stub block's options are checked against it.
@@ -227,6 +235,7 @@ function clusterOf(b: Block): { domain: string; options: KubernetesOptions } {
 /** The root's (or the cluster block's) forward and cache: names outside the cluster. */
 function routeRoot(whole: KubeDnsCorefile, b: Block, domain: string): void {
   if (b.kubernetes === null && b.chaos !== null) whole.chaos.push({ zones: [b.zone], answers: b.chaos });
+  if (b.kubernetes === null) whole.file.push(...b.zoneFiles.map((f) => ({ ...f, cache: b.cache })));
   for (const p of ['hosts', 'rewrite', 'template', 'autopath'] as const) {
     if (b.kubernetes === null && b.used.has(p)) throw unserved(b, `${p} in the block of ${b.zone || '.'} apart from kubernetes' (kube-dns serves ${p} in the cluster's block)`);
   }
@@ -243,13 +252,14 @@ function routeRoot(whole: KubeDnsCorefile, b: Block, domain: string): void {
 }
 
 /** What a block of another zone may hold: its forward (a stub domain), chaos, and what applies to the whole process. */
-const OTHER_BLOCK_PLUGINS = ['forward', 'cache', 'chaos', 'bufsize', 'errors', 'log', 'loop', 'loadbalance', 'bind', 'health', 'ready', 'prometheus', 'reload'];
+const OTHER_BLOCK_PLUGINS = ['forward', 'file', 'cache', 'chaos', 'bufsize', 'errors', 'log', 'loop', 'loadbalance', 'bind', 'health', 'ready', 'prometheus', 'reload'];
 
 /** A block of another zone: a stub domain when it forwards; chaos answered for its names. */
 function otherBlock(whole: KubeDnsCorefile, b: Block): void {
   const others = [...b.used].filter((p) => !OTHER_BLOCK_PLUGINS.includes(p));
-  if ((b.forward === null && b.chaos === null) || others.length > 0) throw unserved(b, `the block of ${b.zone}${others.length > 0 ? ` with ${others.join(', ')}` : ' without forward'} (kube-dns serves another zone's block as a stub domain, forward and chaos only)`);
+  if ((b.forward === null && b.chaos === null && b.zoneFiles.length === 0) || others.length > 0) throw unserved(b, `the block of ${b.zone}${others.length > 0 ? ` with ${others.join(', ')}` : ' without forward'} (kube-dns serves another zone's block as a stub domain: forward, file and chaos)`);
   if (b.chaos !== null) whole.chaos.push({ zones: [b.zone], answers: b.chaos });
+  whole.file.push(...b.zoneFiles.map((f) => ({ ...f, cache: b.cache })));
   // One cache keeps what every route forwards: a stub block's must be the root's (OpenShift writes the
   // same in each; the Kubernetes docs' stub example writes kubeadm's `cache 30`), its cluster-zone `disable` aside.
   const kept = (c: CacheOptions | null) => JSON.stringify(c === null ? null : { ...c, disable: null });

@@ -20,6 +20,7 @@ import type { AnsweringPlan } from '../corefile/answering.ts';
 import { bufsizeOf } from '../corefile/plugins/bufsize.ts';
 import { chaosOptions } from '../corefile/plugins/chaos.ts';
 import { hostsOptions } from '../corefile/plugins/hosts.ts';
+import { fileOptions } from '../corefile/plugins/file.ts';
 import { logRules } from '../corefile/plugins/log.ts';
 import { rewriteRule } from '../corefile/plugins/rewrite.ts';
 import { templateRule } from '../corefile/plugins/template.ts';
@@ -105,6 +106,8 @@ function plugins(plan: NodeCachePlan, ctx: PlanContext): Plugin<ZonePlan>[] {
     },
     { name: 'template', setup: (d, z) => z.answering.template.push(templateRule(d, z.zone)) },
     { name: 'hosts', setup: (d, z) => (z.answering.hosts = hostsOptions(d, z.zone)) },
+    // The block's cache is planned before (CoreDNS's order): it caps what the file answers.
+    { name: 'file', setup: (d, z) => z.answering.file.push({ ...fileOptions(d, z.zone), cache: z.cache }) },
     { name: 'loop', setup: (d, z) => (noArgs(d), (z.loopDetect = true)) },
     {
       name: 'forward',
@@ -125,7 +128,7 @@ export function planCorefile(blocks: readonly ServerBlock[], ctx: PlanContext): 
     program: 'node-cache',
     plugins: plugins(plan, ctx),
     defaultPort: ctx.defaultPort,
-    zone: ({ zone, port }, block) => ({ zone, port, bind: [], cache: null, upstreams: [], forwarding: FORWARD_DEFAULTS, logErrors: false, log: [], answering: { ...NO_ANSWERING, chaos: [], rewrite: [], template: [] }, bufsize: null, loopDetect: false, line: block.line }),
+    zone: ({ zone, port }, block) => ({ zone, port, bind: [], cache: null, upstreams: [], forwarding: FORWARD_DEFAULTS, logErrors: false, log: [], answering: { ...NO_ANSWERING, chaos: [], rewrite: [], template: [], file: [] }, bufsize: null, loopDetect: false, line: block.line }),
     done: (z, block) => {
       if (z.upstreams.length === 0) throw new CorefileError('COREFILE_INVALID', block, `the block of ${z.zone || '.'} has no forward: node-cache serves no zone of its own`);
     },

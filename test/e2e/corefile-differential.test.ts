@@ -386,6 +386,41 @@ import ${join(own, 'custom')}/*.server
       ['web.app.svc.cluster.local', 'A'], ['nothing.corp.example', 'A'],
     ],
   });
+  // A zone file as the file plugin's README writes one: $ORIGIN, $TTL, relative names, an owner left
+  // blank, a multi-line SOA, CNAMEs in and out of the zone, MX, SRV, a wildcard, an empty non-terminal, a delegation.
+  writeFileSync(join(dir, 'db.example.net'), `$ORIGIN example.net.
+$TTL 3600
+@       IN SOA ns1.example.net. hostmaster.example.net. (
+                2024010101 ; serial
+                7200 3600 1209600 300 )
+        IN NS  ns1
+        IN NS  ns2.example.net.
+ns1     IN A   192.0.2.53
+ns2     IN A   192.0.2.54
+www 300 IN A   192.0.2.80
+        IN AAAA 2001:db8::80
+alias   IN CNAME www
+ext     IN CNAME www.example.org.
+mail    IN MX  10 mx
+mx      IN A   192.0.2.25
+_sip._tcp IN SRV 10 5 5060 sip
+sip     IN A   192.0.2.60
+*.wild  IN A   192.0.2.99
+deep.ent IN TXT "deep"
+sub     IN NS  ns.sub
+ns.sub  IN A   192.0.2.100
+txt     IN TXT "hello world" two
+`);
+  shapes.push({
+    name: 'file (a zone of its own block)',
+    differences: {},
+    text: (port, kubeconfig) => `${corefile(port, up.port, kubeconfig)}example.net:${port} {\n    bind 127.0.0.1\n    file ${join(dir, 'db.example.net')}\n}\n`,
+    questions: [
+      ['www.example.net', 'A'], ['WWW.Example.net', 'AAAA'], ['www.example.net', 'MX'], ['alias.example.net', 'A'], ['ext.example.net', 'A'], ['mail.example.net', 'MX'],
+      ['_sip._tcp.example.net', 'SRV'], ['x.wild.example.net', 'A'], ['y.z.wild.example.net', 'A'], ['x.wild.example.net', 'TXT'], ['ent.example.net', 'A'],
+      ['nothing.example.net', 'A'], ['example.net', 'SOA'], ['example.net', 'NS'], ['host.sub.example.net', 'A'], ['txt.example.net', 'TXT'], ['alias.example.net', 'CNAME'],
+    ],
+  });
   for (const shape of shapes) {
     await t.test(`${shape.name} Corefile`, async (t) => {
       const [ours, theirs] = [await freePort(), await freePort()];

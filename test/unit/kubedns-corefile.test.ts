@@ -3,6 +3,9 @@
 // serve refused at its line.
 
 import t from 'tap';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseCorefile } from '../../pkg/corefile/read.ts';
 import { kubeDnsCorefile } from '../../pkg/kubedns/corefile.ts';
 import { kubeadmCorefile } from '../e2e/harness/manifests.ts';
@@ -158,4 +161,16 @@ t.test('kubernetes: reverse zones as CIDRs (as CoreDNS expands them), fallthroug
 t.test("cache's MINTTL: CoreDNS's 5 s unsaid, written as success/denial's third argument", async (t) => {
   t.match(plan(KUBEADM_COREFILE).cache, { successMinTtl: 5, denialMinTtl: 5 });
   t.match(plan('.:53 {\n  kubernetes cluster.local\n  cache 300 {\n    success 1000 300 60\n    denial 1000 60 0\n  }\n}\n').cache, { successTtl: 300, successMinTtl: 60, denialTtl: 60, denialMinTtl: 0 });
+});
+
+t.test('file: a zone of its own block, or in the cluster\'s; a file that does not read refused at the line', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kdt-file-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'db'), '@ IN SOA ns hm 1 60 60 60 30\n  IN NS ns\nns IN A 192.0.2.1\n');
+  writeFileSync(join(dir, 'bad'), '@ IN SOA ns hm 1 60 60 60 30\nwww IN A 300.1.1.1\n');
+  const k = plan(`.:53 {\n  kubernetes cluster.local\n  cache 30\n}\nexample.net {\n  file ${join(dir, 'db')} {\n    reload 10s\n    fallthrough\n  }\n}\n`);
+  t.match(k.file, [{ file: join(dir, 'db'), zones: ['example.net'], reloadMs: 10_000, fallthrough: [''], cache: null }], "the block's zone, its own (no) cache");
+  t.match(plan(`.:53 {\n  kubernetes cluster.local\n  file ${join(dir, 'db')} example.org\n}\n`).file, [{ zones: ['example.org'], reloadMs: 60_000 }], "in the cluster's block, for the zones written");
+  t.throws(() => plan(`.:53 {\n  kubernetes cluster.local\n}\nexample.net {\n  file ${join(dir, 'bad')}\n}\n`), { message: /^Corefile line 5: file: .*bad: line 2: A: "300\.1\.1\.1" is not an IPv4 address/ });
+  t.throws(() => plan(`.:53 {\n  kubernetes cluster.local\n}\nexample.net {\n  file ${join(dir, 'db')} {\n    reload_by_mtime\n  }\n}\n`), { message: /^Corefile line 6: file option `reload_by_mtime` is not served/ });
 });

@@ -77,7 +77,7 @@ t.test('forward to a resolv.conf path, and serve_stale', async (t) => {
 
 t.test('what node-cache does not serve is an error at the line, never ignored', async (t) => {
   const cases: [string, string, RegExp][] = [
-    ['.:53 {\n  forward . 1.1.1.1\n  kubernetes cluster.local\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 3: the plugin `kubernetes` is not served by node-cache \(it serves: reload, bufsize, bind, health, prometheus, errors, log, any, chaos, rewrite, cache, template, hosts, loop, forward\)/],
+    ['.:53 {\n  forward . 1.1.1.1\n  kubernetes cluster.local\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 3: the plugin `kubernetes` is not served by node-cache \(it serves: reload, bufsize, bind, health, prometheus, errors, log, any, chaos, rewrite, cache, template, hosts, file, loop, forward\)/],
     ['.:53 {\n  forward . 1.1.1.1 {\n    except example.org\n  }\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 3: forward option `except example\.org`/],
     ['.:53 {\n  cache 30 {\n    prefetch 10\n  }\n  forward . 1.1.1.1\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 3: cache option `prefetch 10`/],
     ['.:53 {\n  cache 30 example.org\n  forward . 1.1.1.1\n}', 'COREFILE_INVALID', /^Corefile line 2: cache: takes at most a TTL/],
