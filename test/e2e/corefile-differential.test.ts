@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { corednsBin } from './harness/coredns.ts';
 import { startCluster } from './harness/cluster.ts';
 import { e2eCanRun } from './harness/gate.ts';
-import { kubeadmCorefile } from './harness/manifests.ts';
+import { k3sCorefile, kubeadmCorefile } from './harness/manifests.ts';
 import { dig } from '../helpers/dig.ts';
 import type { DigRecord, DigResult } from '../helpers/dig.ts';
 import { startDnsmasq } from '../helpers/dnsmasq.ts';
@@ -358,28 +358,7 @@ hostname.bind:${port} {
       writeFileSync(join(own, 'NodeHosts'), '10.200.0.1 node-a\n10.200.0.2 node-b node-b.lan\n');
       writeFileSync(join(own, 'custom', 'any.override'), 'any\n');
       writeFileSync(join(own, 'custom', 'corp.server'), `corp.example:${port} {\n    bind 127.0.0.1\n    forward . 127.0.0.1:${up.port}\n}\n`);
-      return `.:${port} {
-    bind 127.0.0.1
-    errors
-    kubernetes cluster.local in-addr.arpa ip6.arpa {
-      pods insecure
-      fallthrough in-addr.arpa ip6.arpa
-      kubeconfig ${kubeconfig}
-    }
-    hosts ${join(own, 'NodeHosts')} {
-      ttl 60
-      reload 15s
-      fallthrough
-    }
-    forward . 127.0.0.1:${up.port}
-    cache 30
-    loop
-    reload
-    loadbalance
-    import ${join(own, 'custom')}/*.override
-}
-import ${join(own, 'custom')}/*.server
-`;
+      return k3sCorefile({ port, kubeconfig, nodeHosts: join(own, 'NodeHosts'), hostsReload: '15s', upstream: up.port, custom: join(own, 'custom') });
     },
     questions: [
       ['node-b', 'A'], ['node-b.lan', 'A'], ['node-b', 'AAAA'], ['10.200.0.1', 'PTR'], ['www.example.org', 'A'], ['www.example.org', 'ANY'],

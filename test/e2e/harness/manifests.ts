@@ -95,3 +95,34 @@ export function kubeadmCorefile(): string {
   const docs = parseAllDocuments(readFileSync(join(repoRoot, 'bench/coredns-kubeadm.yaml'), 'utf8')).map((d) => d.toJS());
   return docs.find((o) => o?.kind === 'ConfigMap' && o.metadata.name === 'coredns').data.Corefile as string;
 }
+
+/**
+ * k3s's Corefile (../shared/reference/corefiles.md), on loopback for a test: `port`, the API through
+ * `kubeconfig`, its NodeHosts `hosts` file re-read every `hostsReload`, `upstream` for forward, the
+ * custom ConfigMap's imports from `custom` (a folder; relative to the Corefile's when not absolute),
+ * and `ready` on its own port when given.
+ */
+export function k3sCorefile(o: { port: number; kubeconfig: string; nodeHosts: string; hostsReload: string; upstream: number; custom: string; ready?: number }): string {
+  return `.:${o.port} {
+    bind 127.0.0.1
+    errors
+${o.ready === undefined ? '' : `    ready 127.0.0.1:${o.ready}\n`}    kubernetes cluster.local in-addr.arpa ip6.arpa {
+      pods insecure
+      fallthrough in-addr.arpa ip6.arpa
+      kubeconfig ${o.kubeconfig}
+    }
+    hosts ${o.nodeHosts} {
+      ttl 60
+      reload ${o.hostsReload}
+      fallthrough
+    }
+    forward . 127.0.0.1:${o.upstream}
+    cache 30
+    loop
+    reload
+    loadbalance
+    import ${o.custom}/*.override
+}
+import ${o.custom}/*.server
+`;
+}
