@@ -58,10 +58,21 @@ function withLines(text: string, before: string, lines: string[]): string {
  * recurse, through forward); CoreDNS leaves it clear on the kubernetes plugin's answers, where dig
  * warns "recursion requested but not available".
  */
-function shape(r: DigResult): string {
+function shape(r: DigResult, ttl = (a: DigRecord) => String(a.ttl)): string {
   const data = (a: DigRecord) => (a.type === 'SOA' ? a.data.replace(/^(\S+ \S+) \d+/, '$1 <serial>') : a.data);
-  const rec = (a: DigRecord) => `${a.name.toLowerCase()} ${a.ttl} ${a.class} ${a.type} ${data(a)}`;
+  const rec = (a: DigRecord) => `${a.name.toLowerCase()} ${ttl(a)} ${a.class} ${a.type} ${data(a)}`;
   return JSON.stringify({ status: r.status, flags: r.flags.filter((f) => f !== 'ra').sort(), answer: r.answer.map(rec).sort(), authority: r.authority.map((a) => `${a.name.toLowerCase()} ${a.type}`).sort() });
+}
+
+/**
+ * Alike, or alike but for TTLs a cache has aged by a second or two (CoreDNS answers a name an earlier
+ * question fetched from its cache: 29 where a fresh answer says 30).
+ */
+function alike(a: DigResult, b: DigResult): boolean {
+  if (shape(a) === shape(b)) return true;
+  if (shape(a, () => '') !== shape(b, () => '')) return false;
+  const ttls = (r: DigResult) => r.answer.map((x) => [`${x.name.toLowerCase()} ${x.type} ${x.data}`, x.ttl] as const).sort(([p], [q]) => (p < q ? -1 : 1));
+  return ttls(a).every(([, t], i) => Math.abs(t - ttls(b)[i][1]) <= 2);
 }
 
 const QUERY_LINE = /^\[INFO\] (\S+):\d+ - \d+ "(\S+) (\S+) (\S+) (\S+) (\d+) (\S+) (\d+)" (\S+) (\S+) (\d+) [\d.]+s$/gm;
@@ -102,7 +113,7 @@ async function compare(t: Test, questions: readonly [string, string][], ours: nu
     const key = `${name} ${type}`;
     answered.set(`${name.toLowerCase()}. ${type}`, a);
     t.ok(a.flags.includes('ra'), `${key}: RA set by kube-dns`);
-    if (shape(a) === shape(b)) {
+    if (alike(a, b)) {
       t.pass(`${key}: alike`);
       t.notOk(differences[key], `${key}: listed as a difference but alike`);
     } else {
