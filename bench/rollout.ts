@@ -35,7 +35,7 @@ const SECONDS: Record<Disruption, number> = { 'pod deleted': 30, 'rollout restar
 const NS = 'default';
 const CLIENT = 'client';
 
-const ALL_SYSTEMS = ['kube-dns-ts', 'CoreDNS', 'coredns Deployment, our image'] as const;
+const ALL_SYSTEMS = ['kube-dns-ts', 'CoreDNS', 'kube-dns-ts in the coredns Deployment'] as const;
 type System = (typeof ALL_SYSTEMS)[number];
 const MEASURED = (process.env.BENCH_ROLLOUT_SYSTEMS ?? ALL_SYSTEMS.join(',')).split(',') as System[];
 /** Our kube-dns image, as manifests/kube-dns.yaml names it. */
@@ -132,7 +132,7 @@ async function main(): Promise<void> {
     if (PATHS.includes('node-cache')) await removeNodeLocalDns(c);
     await measurePaths(c, 'CoreDNS', 'coredns', await switchToCoreDns(c), runs);
     if (PATHS.includes('node-cache')) await removeNodeLocalDns(c);
-    await measurePaths(c, 'coredns Deployment, our image', 'coredns', await swapInOurImage(c), runs);
+    await measurePaths(c, 'kube-dns-ts in the coredns Deployment', 'coredns', await swapInOurImage(c), runs);
   } finally {
     await scope.close();
   }
