@@ -92,6 +92,14 @@ function overrun(buf: Buffer, bound: number, at: number): DnsParseError {
     : new DnsParseError('DNS_ERR_SHORT', 'name runs past the end of the message', at);
 }
 
+/**
+ * Whether canonical `name` is `zone` or below it on a label boundary ('' holds every name). Allocates
+ * nothing: it runs per query.
+ */
+export function inZone(zone: string, name: string): boolean {
+  return zone === '' || name === zone || (name.length > zone.length && name.endsWith(zone) && name.charCodeAt(name.length - zone.length - 1) === DOT);
+}
+
 /** Lowercase (ASCII only, as DNS compares names) and drop one trailing dot. */
 export function canonicalName(name: string): string {
   let n = name.length;

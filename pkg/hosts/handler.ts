@@ -4,6 +4,7 @@
 // and is SERVFAIL without (CoreDNS's choice: a hosts file has no SOA to deny a name with). Names
 // outside its zones, and PTRs it cannot answer, always go on.
 
+import { inZone } from '../dns/names.ts';
 import { Class, Rcode, Type } from '../dns/constants.ts';
 import type { ChainedHandler } from '../dns/chain.ts';
 import type { Answer } from '../dns/server.ts';
@@ -20,7 +21,7 @@ export interface HostsAnswering {
   fallthrough: readonly string[];
 }
 
-const within = (zones: readonly string[], qname: string) => zones.some((z) => z === '' || qname === z || qname.endsWith(`.${z}`));
+const within = (zones: readonly string[], qname: string) => zones.some((z) => inZone(z, qname));
 
 function reply(rcode: number, answers: ResourceRecord[] = []): Answer {
   // Not kept by the DNS server's cache: the file may change under it.

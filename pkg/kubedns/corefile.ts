@@ -5,6 +5,7 @@
 // another zone with only `forward` (and `errors`) is a stub domain; everything on one port. Anything
 // else is refused at its line, never ignored.
 
+import { inZone } from '../dns/names.ts';
 import { duration, invalid, noArgs, unserved, wholeNumber } from '../corefile/args.ts';
 import { CorefileError } from '../corefile/errors.ts';
 import type { Place } from '../corefile/errors.ts';
@@ -126,7 +127,6 @@ export interface KubeDnsCorefileContext {
 const RELOAD_DEFAULT_MS = 30_000;
 const RELOAD_MIN_MS = 2000;
 const isReverse = (z: string) => /(^|\.)(in-addr|ip6)\.arpa$/.test(z);
-const within = (zone: string, name: string) => zone === '' || name === zone || name.endsWith(`.${zone}`);
 
 /** kube-dns's plugins, in CoreDNS's order; `whole` takes the process-wide ones. */
 function plugins(whole: KubeDnsCorefile, ctx: KubeDnsCorefileContext): Plugin<Block>[] {
@@ -227,7 +227,7 @@ function clusterOf(b: Block): { domain: string; options: KubernetesOptions } {
   if (zones.length !== 1 || zones[0] === '') throw unserved(b, `kubernetes for ${zones.length === 0 ? 'no cluster zone' : zones.map((z) => z || '.').join(' ')} (kube-dns serves one cluster zone)`);
   if (b.zone !== '' && b.zone !== zones[0]) throw unserved(b, `kubernetes for ${zones[0]} in the block of ${b.zone}`);
   for (const z of k.zones.filter(isReverse)) {
-    if (!k.fallthrough.some((f) => within(f, z))) throw unserved(b, `the reverse zone ${z} without \`fallthrough ${z}\` (kube-dns hands addresses outside the cluster on)`);
+    if (!k.fallthrough.some((f) => inZone(f, z))) throw unserved(b, `the reverse zone ${z} without \`fallthrough ${z}\` (kube-dns hands addresses outside the cluster on)`);
   }
   return { domain: zones[0], options: k };
 }

@@ -2,6 +2,7 @@
 // server, and the HTTP endpoints, started and stopped together. cmd/kube-dns only turns flags into
 // these options.
 
+import { inZone } from '../dns/names.ts';
 import { AnswerCache } from '../dns/answer-cache.ts';
 import { DnsServer } from '../dns/server.ts';
 import type { Handler } from '../dns/server.ts';
@@ -254,9 +255,8 @@ export class KubeDns {
    * domain holds. The rest go on.
    */
   private scoped(handler: ChainedHandler, zones: readonly string[] | null, blockZone: string): ChainedHandler {
-    const within = (z: string, name: string) => z === '' || name === z || name.endsWith(`.${z}`);
-    if (zones !== null) return (q, next) => (zones.some((z) => within(z, q.qname)) ? handler(q, next) : next(q));
-    return (q, next) => (within(blockZone, q.qname) && !this.stubZones.some((z) => within(z, q.qname)) ? handler(q, next) : next(q));
+    if (zones !== null) return (q, next) => (zones.some((z) => inZone(z, q.qname)) ? handler(q, next) : next(q));
+    return (q, next) => (inZone(blockZone, q.qname) && !this.stubZones.some((z) => inZone(z, q.qname)) ? handler(q, next) : next(q));
   }
 
   /** CoreDNS's names for what this process counts (a Corefile's server block). */

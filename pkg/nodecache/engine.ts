@@ -8,6 +8,7 @@ import { AnswerCache } from '../dns/answer-cache.ts';
 import { DnsServer } from '../dns/server.ts';
 import type { Handler, ReplyHook } from '../dns/server.ts';
 import { chain } from '../dns/chain.ts';
+import { inZone } from '../dns/names.ts';
 import { answeringPlugins } from '../corefile/answering.ts';
 import type { AnsweringPlugin } from '../corefile/answering.ts';
 import { QueryLog } from '../querylog/querylog.ts';
@@ -32,17 +33,12 @@ export interface ServedZone {
   loop: LoopDetector | undefined;
 }
 
-/** Whether `qname` (lowercase, no trailing dot) is `zone` or below it; '' holds every name. */
-function holds(zone: string, qname: string): boolean {
-  return zone === '' || qname === zone || (qname.endsWith(zone) && qname[qname.length - zone.length - 1] === '.');
-}
-
 /** The handler of one listener: the longest of its zones that holds the name answers. */
 function router(zones: readonly ServedZone[]): Handler {
   const longestFirst = [...zones].sort((a, b) => b.plan.zone.length - a.plan.zone.length);
   return (q) => {
     // q.qname is canonical: lowercase, no trailing dot.
-    for (const z of longestFirst) if (holds(z.plan.zone, q.qname)) return z.answer(q);
+    for (const z of longestFirst) if (inZone(z.plan.zone, q.qname)) return z.answer(q);
     return null; // no zone here holds it: CoreDNS answers REFUSED; a dropped query costs the asker the same retry
   };
 }

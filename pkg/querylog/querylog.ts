@@ -4,7 +4,7 @@
 // classes match: a line; they do not: none, no later rule is tried); a block without rules logs nothing.
 
 import { HEADER_SIZE, UDP_MIN_SIZE } from '../dns/constants.ts';
-import { canonicalName, readName } from '../dns/names.ts';
+import { canonicalName, inZone, readName } from '../dns/names.ts';
 import { emptyOptView, readOpt } from '../dns/question.ts';
 import type { ReplyHook, Transport } from '../dns/server.ts';
 import { ReplyClass, replyClass } from './classify.ts';
@@ -36,8 +36,6 @@ interface CompiledRule {
   format: LogFormat;
   classes: number;
 }
-
-const within = (zone: string, name: string) => zone === '' || name === zone || name.endsWith(`.${zone}`);
 
 /** What a line needs from the request, read once per logged reply. */
 interface RequestFacts {
@@ -103,8 +101,8 @@ export class QueryLog {
   };
 
   private ruleFor(name: string): CompiledRule | undefined {
-    const block = this.blocks.find((b) => within(b.zone, name));
-    return block?.rules.find((r) => within(r.zone, name));
+    const block = this.blocks.find((b) => inZone(b.zone, name));
+    return block?.rules.find((r) => inZone(r.zone, name));
   }
 }
 

@@ -4,6 +4,7 @@
 // its records made from the question (a CNAME answer to an A or AAAA question followed through what
 // comes after, as CoreDNS's upstream does). A record that does not read is SERVFAIL.
 
+import { inZone } from '../dns/names.ts';
 import { messageOf } from '../dns/chain.ts';
 import type { ChainedHandler } from '../dns/chain.ts';
 import { encodeMessage } from '../dns/codec.ts';
@@ -18,7 +19,6 @@ import { renderTemplate } from './go-template.ts';
 import type { CompiledTemplate, TemplateData } from './go-template.ts';
 import type { TemplateRule } from './rules.ts';
 
-const within = (zone: string, name: string) => zone === '' || name === zone || name.endsWith(`.${zone}`);
 const fqdn = (name: string) => (name === '' ? '.' : `${name}.`);
 
 const SERVFAIL: Answer = { message: { ...emptyMessage(), qr: true, ra: true, rcode: Rcode.SERVFAIL } };
@@ -26,7 +26,7 @@ const SERVFAIL: Answer = { message: { ...emptyMessage(), qr: true, ra: true, rco
 type Outcome = TemplateData | 'pass' | 'fail';
 
 function matchRule(t: TemplateRule, q: Query): Outcome {
-  const zone = t.zones.filter((z) => within(z, q.qname)).sort((a, b) => b.length - a.length)[0];
+  const zone = t.zones.filter((z) => inZone(z, q.qname)).sort((a, b) => b.length - a.length)[0];
   if (zone === undefined) return 'pass';
   const { class: qclass, type: qtype } = q.question;
   if (t.qclass !== Class.ANY && qclass !== Class.ANY && qclass !== t.qclass) return 'pass';
@@ -48,7 +48,7 @@ function matchRule(t: TemplateRule, q: Query): Outcome {
       group,
     };
   }
-  return t.fallthrough !== null && t.fallthrough.some((z) => within(z, q.qname)) ? 'pass' : 'fail';
+  return t.fallthrough !== null && t.fallthrough.some((z) => inZone(z, q.qname)) ? 'pass' : 'fail';
 }
 
 const records = (ts: readonly CompiledTemplate[], d: TemplateData): ResourceRecord[] => ts.map((t) => rrFromText(renderTemplate(t, d)));
@@ -71,7 +71,7 @@ async function followed(message: Message, q: Query, next: Handler): Promise<Answ
 export function templateHandler(rules: readonly TemplateRule[]): ChainedHandler {
   const zones = rules.flatMap((r) => r.zones);
   return (q, next) => {
-    if (!zones.some((z) => within(z, q.qname))) return next(q);
+    if (!zones.some((z) => inZone(z, q.qname))) return next(q);
     for (const t of rules) {
       const d = matchRule(t, q);
       if (d === 'pass') continue;

@@ -4,6 +4,7 @@
 // interval and served anew when its SOA serial changed; one that no longer reads keeps the last good
 // one in service, logged.
 
+import { inZone } from '../dns/names.ts';
 import { readFileSync } from 'node:fs';
 import { messageOf } from '../dns/chain.ts';
 import type { ChainedHandler } from '../dns/chain.ts';
@@ -28,7 +29,6 @@ export interface ZoneFileOptions {
   fallthrough: string[];
 }
 
-const within = (zone: string, name: string) => zone === '' || name === zone || name.endsWith(`.${zone}`);
 
 /** The zones of one `file` line, loaded; throws at start when the file does not read. */
 export class ZoneFiles {
@@ -95,7 +95,7 @@ export function zoneFileHandler(files: ZoneFiles, o: Pick<ZoneFileOptions, 'fall
     const qtype = q.question.type;
     if (qtype === Type.AXFR || qtype === Type.IXFR) return { message: { ...emptyMessage(), qr: true, ra: true, rcode: Rcode.REFUSED } };
     const a = zone.lookup(q.qname, qtype);
-    if (a.nothing && o.fallthrough.some((z) => within(z, q.qname))) return next(q);
+    if (a.nothing && o.fallthrough.some((z) => inZone(z, q.qname))) return next(q);
     // Not kept by the DNS server's cache: a reload may change the zone under it.
     if (a.outside !== null) return outside(reply(a), a.outside, q, next);
     return { message: reply(a), cacheable: false };

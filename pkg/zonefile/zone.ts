@@ -4,6 +4,7 @@
 // most), or handed back for its target outside; a delegation (NS below the apex) as a referral with
 // glue; wildcards; NODATA and NXDOMAIN with the SOA, an empty non-terminal NOERROR.
 
+import { inZone } from '../dns/names.ts';
 import { Rcode, Type } from '../dns/constants.ts';
 import type { ResourceRecord, SoaData } from '../dns/message.ts';
 
@@ -47,7 +48,7 @@ export class ZoneData {
   }
 
   contains(name: string): boolean {
-    return this.origin === '' || name === this.origin || name.endsWith(`.${this.origin}`);
+    return inZone(this.origin, name);
   }
 
   private of(name: string, type: number): ResourceRecord[] {

@@ -287,3 +287,12 @@ t.test('messages larger than the 14-bit pointer range still encode correctly', a
   t.equal(back.answers.length, 121);
   t.same(back.answers[120], rr('late.n119.example', Type.CNAME, { target: 'n119.example' }));
 });
+
+t.test('inZone: a canonical name at or below a zone, on a label boundary', async (t) => {
+  const { inZone } = await import('../../pkg/dns/names.ts');
+  t.ok(inZone('', 'any.name'));
+  t.ok(inZone('example.org', 'example.org'));
+  t.ok(inZone('example.org', 'www.example.org'));
+  t.notOk(inZone('example.org', 'notexample.org'), 'not across a label');
+  t.notOk(inZone('www.example.org', 'example.org'));
+});
