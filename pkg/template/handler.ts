@@ -26,7 +26,8 @@ const SERVFAIL: Answer = { message: { ...emptyMessage(), qr: true, ra: true, rco
 type Outcome = TemplateData | 'pass' | 'fail';
 
 function matchRule(t: TemplateRule, q: Query): Outcome {
-  const zone = t.zones.filter((z) => inZone(z, q.qname)).sort((a, b) => b.length - a.length)[0];
+  // Longest first (templateHandler sorts them once): the first that holds the name is its zone.
+  const zone = t.zones.find((z) => inZone(z, q.qname));
   if (zone === undefined) return 'pass';
   const { class: qclass, type: qtype } = q.question;
   if (t.qclass !== Class.ANY && qclass !== Class.ANY && qclass !== t.qclass) return 'pass';
@@ -68,7 +69,8 @@ async function followed(message: Message, q: Query, next: Handler): Promise<Answ
   return { message, cacheable: false };
 }
 
-export function templateHandler(rules: readonly TemplateRule[]): ChainedHandler {
+export function templateHandler(templates: readonly TemplateRule[]): ChainedHandler {
+  const rules = templates.map((r) => ({ ...r, zones: [...r.zones].sort((a, b) => b.length - a.length) }));
   const zones = rules.flatMap((r) => r.zones);
   return (q, next) => {
     if (!zones.some((z) => inZone(z, q.qname))) return next(q);

@@ -47,9 +47,10 @@ export class ZoneFiles {
     }
   }
 
+  /** Longest origin first: zoneOf takes the first that holds a name. */
   private read(): ZoneData[] {
     const text = readFileSync(this.o.file, 'utf8');
-    return this.o.zones.map((z) => new ZoneData(z, parseZoneFile(text, z)));
+    return this.o.zones.map((z) => new ZoneData(z, parseZoneFile(text, z))).sort((a, b) => b.origin.length - a.origin.length);
   }
 
   private reload(): void {
@@ -65,7 +66,7 @@ export class ZoneFiles {
 
   /** The zone holding `qname` (the longest), or undefined. */
   zoneOf(qname: string): ZoneData | undefined {
-    return this.zones.filter((z) => z.contains(qname)).sort((a, b) => b.origin.length - a.origin.length)[0];
+    return this.zones.find((z) => z.contains(qname));
   }
 
   close(): void {
