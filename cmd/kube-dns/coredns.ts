@@ -8,6 +8,7 @@ import { defineFlags, parseOrExit } from '../../pkg/flags/flags.ts';
 import { KUBE_DNS_COREFILE_PLUGINS } from '../../pkg/kubedns/corefile.ts';
 import { corefileKubeDnsOptions, corefileServedBefore } from '../../pkg/kubedns/corefile-options.ts';
 import { CorefileSync, planCorefileAt } from '../../pkg/kubedns/corefile-sync.ts';
+import { ownAddresses, untilOutOfService } from '../../pkg/kubedns/leave-service.ts';
 import { KubeDns } from '../../pkg/kubedns/program.ts';
 import { VERSION } from '../../pkg/version/version.ts';
 import { createLogger } from '../../pkg/log/log.ts';
@@ -43,7 +44,7 @@ export async function runCorefile(argv: readonly string[]): Promise<void> {
     process.exit(1);
   }
   const plan = read.plan;
-  const source = apiSource({ kubeconfig: plan.kubeconfig ?? '', kubeconfigContext: plan.kubeconfigContext ?? '', masterUrl: plan.endpoint ?? '', endpointsApi: 'endpointslices', configMap: '', configMapNamespace: 'kube-system', silentWatchMs: 300_000 }, log);
+  const source = apiSource({ kubeconfig: plan.kubeconfig ?? '', kubeconfigContext: plan.kubeconfigContext ?? '', masterUrl: plan.endpoint ?? '', endpointsApi: plan.noEndpoints ? 'none' : 'endpointslices', configMap: '', configMapNamespace: 'kube-system', silentWatchMs: 300_000 }, log);
   const sync = new CorefileSync(f.conf, read, ctx, log.child('corefile'));
   const kubeDns = new KubeDns({ ...corefileKubeDnsOptions(plan, sync, log), source, version: VERSION });
   sync.onPlugins = (next) => kubeDns.replacePlugins(corefileServedBefore(next, log), next.plugins);
@@ -54,10 +55,13 @@ export async function runCorefile(argv: readonly string[]): Promise<void> {
   if (f.pidfile !== '') writeFileSync(f.pidfile, `${process.pid}\n`);
   // CoreDNS's banner: the server block that holds the cluster, then the version.
   if (!f.quiet) process.stdout.write(`${plan.clusterBlockZone === '' ? '.' : `${plan.clusterBlockZone}.`}:${plan.port}\nkube-dns-ts-${VERSION}\n`);
-  // SIGTERM: /ready 503 and still answering for health's lameduck, then stop and exit 0 (CoreDNS's health { lameduck }).
+  // SIGTERM: /ready 503 and still answering for health's lameduck and until the cluster has taken the
+  // pod out of its Services (pkg/kubedns/leave-service.ts), then stop and exit 0.
+  const addresses = ownAddresses();
   stopOnSignals(log, {
     lameDuckMs: plan.health?.lameDuckMs ?? 0,
     lameDuck: () => kubeDns.lameDuck(),
+    lameDuckUntil: () => untilOutOfService({ addresses, services: () => kubeDns.servicesAt(addresses), list: (path) => source.list(path, 2000), log: log.child('lame-duck') }),
     stop: async () => {
       await kubeDns.stop();
       if (f.pidfile !== '') rmSync(f.pidfile, { force: true });

@@ -8,8 +8,17 @@ import { objectKey } from './kind.ts';
 import { trimEndpointSlice, trimEndpoints } from './trim-endpoints.ts';
 
 export function applyEndpointSlice(store: StoreState, e: SourceEvent): void {
+  applySlice(store, e, false);
+}
+
+/** An EndpointSlice whose endpoints without a hostname take their pod's name (CoreDNS's endpoint_pod_names). */
+export function applyEndpointSliceNamedByPod(store: StoreState, e: SourceEvent): void {
+  applySlice(store, e, true);
+}
+
+function applySlice(store: StoreState, e: SourceEvent, podNames: boolean): void {
   apply(store, e, () => {
-    const { value, problems } = trimEndpointSlice(e.object);
+    const { value, problems } = trimEndpointSlice(e.object, podNames);
     store.report(e.kind, problems);
     return value ? [value] : [];
   });

@@ -6,7 +6,7 @@
 import type { Watch } from '../source/source.ts';
 import type { ClusterKind } from './kind.ts';
 import { applyConfigMap } from './apply-configmap.ts';
-import { applyEndpointSlice, applyEndpoints } from './apply-endpoints.ts';
+import { applyEndpointSlice, applyEndpointSliceNamedByPod, applyEndpoints } from './apply-endpoints.ts';
 import { applyNode } from './apply-node.ts';
 import { applyService } from './apply-service.ts';
 
@@ -21,11 +21,21 @@ export const NODE: ClusterKind = { kind: 'Node', api: '/api/v1', resource: 'node
 
 export const CLUSTER_KINDS: readonly ClusterKind[] = [SERVICE, ENDPOINT_SLICE, ENDPOINTS, CONFIG_MAP, NODE];
 
-export type EndpointsApi = 'endpointslices' | 'endpoints';
+/** EndpointSlices whose endpoints without a hostname are named by their pod (CoreDNS's `endpoint_pod_names`). */
+const ENDPOINT_SLICE_NAMED_BY_POD: ClusterKind = { ...ENDPOINT_SLICE, apply: applyEndpointSliceNamedByPod };
+
+/** The table as a program reads it: CLUSTER_KINDS, EndpointSlices named by pod with `endpointPodNames`. */
+export function clusterKinds(o: { endpointPodNames?: boolean }): readonly ClusterKind[] {
+  return o.endpointPodNames === true ? CLUSTER_KINDS.map((k) => (k === ENDPOINT_SLICE ? ENDPOINT_SLICE_NAMED_BY_POD : k)) : CLUSTER_KINDS;
+}
+
+/** Where endpoints come from; 'none': not read at all (CoreDNS's `noendpoints`: headless services and endpoint names NXDOMAIN). */
+export type EndpointsApi = 'endpointslices' | 'endpoints' | 'none';
 
 /** What kube-dns lists and watches from the start, by its flags. */
 export function startingWatches(o: { endpointsApi: EndpointsApi; configMap: string; configMapNamespace: string }): Watch[] {
-  const watches: Watch[] = [{ kind: SERVICE }, { kind: o.endpointsApi === 'endpoints' ? ENDPOINTS : ENDPOINT_SLICE }];
+  const watches: Watch[] = [{ kind: SERVICE }];
+  if (o.endpointsApi !== 'none') watches.push({ kind: o.endpointsApi === 'endpoints' ? ENDPOINTS : ENDPOINT_SLICE });
   if (o.configMap) watches.push({ kind: CONFIG_MAP, namespace: o.configMapNamespace, fieldSelector: `metadata.name=${o.configMap}` });
   return watches;
 }

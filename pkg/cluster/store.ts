@@ -72,6 +72,15 @@ export class ClusterStore implements SourceSink, StoreState {
     this.listener.configMapChanged?.(cm, name, namespace);
   }
 
+  /** The services (`namespace/name`) with an endpoint at one of `addresses`, ready or not. Walks every endpoint: for a rare question (a lame duck's). */
+  servicesWith(addresses: ReadonlySet<string>): string[] {
+    const found: string[] = [];
+    for (const [service, sets] of this.endpoints) {
+      if (sets.some((set) => set.endpoints.some((e) => e.addresses.some((a) => addresses.has(a))))) found.push(service);
+    }
+    return found;
+  }
+
   endpointSets(serviceKey: string): EndpointSetInfo[] {
     return this.endpoints.get(serviceKey) ?? [];
   }

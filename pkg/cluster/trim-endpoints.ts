@@ -32,8 +32,20 @@ function hostname(raw: unknown, where: string, ref: ObjectRef, problems: string[
   return '';
 }
 
-/** Trims an EndpointSlice; FQDN slices give no value (DNS has no use for them). */
-export function trimEndpointSlice(obj: KubeObject): TrimResult<EndpointSetInfo> {
+/**
+ * An endpoint's pod name (its targetRef's, when a DNS-1123 label: a pod named with dots would make more
+ * labels than one), for `podNames`; else ''.
+ */
+function podName(targetRef: unknown): string {
+  const name = asRecord(targetRef)?.name;
+  return isDns1123Label(name) ? name : '';
+}
+
+/**
+ * Trims an EndpointSlice; FQDN slices give no value (DNS has no use for them). `podNames`: an endpoint
+ * without a hostname takes its targetRef's name (CoreDNS's endpoint_pod_names).
+ */
+export function trimEndpointSlice(obj: KubeObject, podNames = false): TrimResult<EndpointSetInfo> {
   const ref = objectRef('endpointslice', obj);
   const problems: string[] = [];
   if (!isDns1123Label(ref.namespace)) {
@@ -74,7 +86,7 @@ export function trimEndpointSlice(obj: KubeObject): TrimResult<EndpointSetInfo> 
     }
     // A nil ready condition counts as ready (the API docs; CoreDNS does the same).
     const ready = asRecord(e.conditions)?.ready !== false;
-    endpoints.push({ addresses: exact(addresses), hostname: hostname(e.hostname, where, ref, problems), ready });
+    endpoints.push({ addresses: exact(addresses), hostname: hostname(e.hostname, where, ref, problems) || (podNames ? podName(e.targetRef) : ''), ready });
   }
 
   const value: EndpointSetInfo = {

@@ -7,6 +7,8 @@ export interface KubeDnsConfig {
   upstreamNameservers: string[];
   /** Federation name (lowercase) → its domain (lowercase, no trailing dot). */
   federations: Map<string, string>;
+  /** Domains whose names are not forwarded, SERVFAIL (a Corefile forward's `except`; no ConfigMap key). */
+  forwardExcept?: string[];
 }
 
 export function emptyConfig(): KubeDnsConfig {

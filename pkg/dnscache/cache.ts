@@ -3,6 +3,7 @@
 // hits itself and takes off each record's TTL the whole seconds an entry has been kept.
 
 import { Rcode } from '../dns/constants.ts';
+import { inZone } from '../dns/names.ts';
 import { readTtl, writeTtl } from '../dns/walk.ts';
 import { readReplyShape } from './records.ts';
 import type { ReplyShape } from './records.ts';
@@ -25,6 +26,11 @@ export interface CachePolicy {
    * (with TTL STALE_TTL); 0 or absent = never.
    */
   staleS?: number;
+  /** A Corefile cache's ZONES (canonical; '' is every name): only their names' replies are kept. Absent: every name's. */
+  zones?: readonly string[];
+  /** A Corefile cache's `disable success|denial ZONES`: names whose answers, or denials, are not kept. */
+  disableSuccess?: readonly string[];
+  disableDenial?: readonly string[];
 }
 
 /** The TTL of a stale answer (RFC 8767 §4: 30 s). */
@@ -40,16 +46,28 @@ export function clampTtl(ttl: number, p: Pick<CachePolicy, 'minCacheTtl' | 'maxC
 /**
  * How long a reply may be kept, in seconds; 0 = not at all. TC and every rcode other than NOERROR
  * and NXDOMAIN are never kept. A negative answer (NXDOMAIN, or NOERROR with no answer) lives for its
- * SOA's min(TTL, MINIMUM) (RFC 2308), or --neg-ttl without an SOA.
+ * SOA's min(TTL, MINIMUM) (RFC 2308), or --neg-ttl without an SOA. `qname` (canonical) is the
+ * question's, for a policy with zones.
  */
-export function cacheTtl(reply: Uint8Array, p: CachePolicy): number {
-  return lifetime(readReplyShape(reply), p);
+export function cacheTtl(reply: Uint8Array, p: CachePolicy, qname: string): number {
+  return lifetime(readReplyShape(reply), p, qname);
 }
 
-function lifetime(shape: ReplyShape | null, p: CachePolicy): number {
+/** Whether canonical `qname` is under one of `zones`. */
+const held = (zones: readonly string[], qname: string) => zones.some((z) => inZone(z, qname));
+
+/** Whether `p`'s zones and `disable` let a reply to canonical `qname` be kept (`denial`: NXDOMAIN or NODATA). */
+export function keepsName(p: Pick<CachePolicy, 'zones' | 'disableSuccess' | 'disableDenial'>, qname: string, denial: boolean): boolean {
+  if (p.zones !== undefined && !held(p.zones, qname)) return false;
+  const disabled = denial ? p.disableDenial : p.disableSuccess;
+  return disabled === undefined || !held(disabled, qname);
+}
+
+function lifetime(shape: ReplyShape | null, p: CachePolicy, qname: string): number {
   if (shape === null || shape.truncated) return 0;
   if (shape.rcode !== Rcode.NOERROR && shape.rcode !== Rcode.NXDOMAIN) return 0;
   const negative = shape.rcode === Rcode.NXDOMAIN || shape.answerCount === 0;
+  if (!keepsName(p, qname, negative)) return 0;
   if (negative) {
     if (p.noNegcache) return 0;
     const ttl = shape.soaNegativeTtl >= 0 ? shape.soaNegativeTtl : p.negTtl;
@@ -65,17 +83,17 @@ function lifetime(shape: ReplyShape | null, p: CachePolicy): number {
  * capped at that lifetime, so no record claims more time than its entry has (a negative answer's
  * SOA included).
  */
-export function prepareForCache(reply: Uint8Array, p: CachePolicy): number {
-  return prepareForKeeping(reply, p).ttl;
+export function prepareForCache(reply: Uint8Array, p: CachePolicy, qname: string): number {
+  return prepareForKeeping(reply, p, qname).ttl;
 }
 
 const NOT_KEPT = { ttl: 0, ttlOffsets: [] as readonly number[] };
 
 /** prepareForCache, and where the reply's TTLs are, for a cache of the caller's own (one walk of the reply). */
-export function prepareForKeeping(reply: Uint8Array, p: CachePolicy): { ttl: number; ttlOffsets: readonly number[] } {
+export function prepareForKeeping(reply: Uint8Array, p: CachePolicy, qname: string): { ttl: number; ttlOffsets: readonly number[] } {
   if (p.size <= 0) return NOT_KEPT;
   const shape = readReplyShape(reply);
-  const ttl = lifetime(shape, p);
+  const ttl = lifetime(shape, p, qname);
   if (ttl <= 0 || shape === null) return NOT_KEPT;
   for (const off of shape.ttlOffsets) writeTtl(reply, off, Math.min(ttl, clampTtl(readTtl(reply, off), p)));
   return { ttl, ttlOffsets: shape.ttlOffsets };

@@ -239,9 +239,9 @@ export class CachingHandler {
   }
 
   /** The reply to a question sent with the asker's address: scoped ones kept for the asker, the option taken out. */
-  private received(reply: Uint8Array, key: string): Forwarded {
+  private received(reply: Uint8Array, key: string, qname: string): Forwarded {
     const { scope, wire } = takeClientSubnet(reply);
-    const { ttl, ttlOffsets } = prepareForKeeping(wire, this.policy);
+    const { ttl, ttlOffsets } = prepareForKeeping(wire, this.policy, qname);
     if (scope <= 0) return { wire, ttl };
     if (ttl > 0) this.scoped?.set(key, { wire, ttlOffsets, storedAt: Date.now(), ttl }, { ttl: ttl * 1000 });
     return { wire, ttl: 0, scoped: true };
@@ -261,8 +261,8 @@ export class CachingHandler {
     const query = asker === null ? null : withClientSubnet(q.wire, asker);
     const pending =
       query === null
-        ? this.forwarder.forward(q.wire, q.qname).then((wire) => this.kept(wire, key))
-        : this.forwarder.forward(query, q.qname).then((wire) => this.received(wire, key));
+        ? this.forwarder.forward(q.wire, q.qname).then((wire) => this.kept(wire, key, q.qname))
+        : this.forwarder.forward(query, q.qname).then((wire) => this.received(wire, key, q.qname));
     this.inflight.set(key, pending);
     const forget = () => {
       if (this.inflight.get(key) === pending) this.inflight.delete(key);
@@ -272,9 +272,9 @@ export class CachingHandler {
   }
 
   /** An upstream reply readied for the cache, and a copy kept for serve-stale and the shared store when it is kept at all. */
-  private kept(wire: Uint8Array, key: string): Forwarded {
-    if (this.stale === null && this.shared === null) return { wire, ttl: prepareForCache(wire, this.policy) };
-    const { ttl, ttlOffsets } = prepareForKeeping(wire, this.policy);
+  private kept(wire: Uint8Array, key: string, qname: string): Forwarded {
+    if (this.stale === null && this.shared === null) return { wire, ttl: prepareForCache(wire, this.policy, qname) };
+    const { ttl, ttlOffsets } = prepareForKeeping(wire, this.policy, qname);
     if (ttl > 0) {
       // One copy for both: read only (a hit ages a copy of its own).
       const copy = Buffer.from(wire);

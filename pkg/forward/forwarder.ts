@@ -105,6 +105,7 @@ export class Forwarder {
   private servers: ReadonlyMap<string, UpstreamServer> = new Map();
   private defaultConfig: readonly Upstream[] = [];
   private stubConfig: ReadonlyMap<string, readonly Upstream[]> = new Map();
+  private exceptedConfig: readonly string[] = [];
   private readonly udp: UdpExchanger;
   /** forceTcp's connections; null without it. */
   private readonly tcp: TcpExchanger | null;
@@ -136,17 +137,22 @@ export class Forwarder {
    */
   setUpstreams(servers: readonly Upstream[]): void {
     const normalized = servers.map(normalizeUpstream);
-    this.install(normalized, this.stubConfig);
+    this.install(normalized, this.stubConfig, this.exceptedConfig);
     this.defaultConfig = normalized;
     for (const server of this.servers.values()) server.disabled = false;
   }
 
-  /** Names at or under a domain go to its servers; the longest matching domain wins. */
-  setStubDomains(stubs: ReadonlyMap<string, readonly Upstream[]>): void {
+  /**
+   * Names at or under a domain go to its servers; the longest matching domain wins. Names whose
+   * longest match is an `excepted` domain (a Corefile forward's `except`) are not forwarded: forward()
+   * rejects them 'FORWARD_NO_SERVERS'.
+   */
+  setStubDomains(stubs: ReadonlyMap<string, readonly Upstream[]>, excepted: readonly string[] = []): void {
     const normalized = new Map<string, Upstream[]>();
     for (const [domain, servers] of stubs) normalized.set(domain, servers.map(normalizeUpstream));
-    this.install(this.defaultConfig, normalized);
+    this.install(this.defaultConfig, normalized, excepted);
     this.stubConfig = normalized;
+    this.exceptedConfig = excepted;
   }
 
   /**
@@ -214,7 +220,7 @@ export class Forwarder {
     if (queryEnd < 0) throw new ForwardError('FORWARD_BAD_QUERY', 'the query has no single readable question');
     const servers = this.routes.serversFor(qname);
     const skipDisabled = servers === this.routes.defaultRoute;
-    if (servers.length === 0) throw new ForwardError('FORWARD_NO_SERVERS', `no upstream servers for ${qname}`);
+    if (servers.length === 0) throw new ForwardError('FORWARD_NO_SERVERS', this.routes.isExcepted(servers) ? `${qname} is excepted from forwarding` : `no upstream servers for ${qname}`);
     if (this.inFlight >= this.maxInFlight) {
       this.stats.overloaded++;
       throw new ForwardError('FORWARD_OVERLOADED', `${this.inFlight} queries are already waiting for upstreams`);
@@ -317,7 +323,7 @@ export class Forwarder {
   }
 
   /** Routes built over one set of server objects, taking over the current objects (and counts). */
-  private install(defaults: readonly Upstream[], stubs: ReadonlyMap<string, readonly Upstream[]>): void {
+  private install(defaults: readonly Upstream[], stubs: ReadonlyMap<string, readonly Upstream[]>, excepted: readonly string[]): void {
     const set = new ServerSet(this.servers);
     const defaultRoute = defaults.map((u) => set.intern(u));
     const stubRoutes = new Map<string, UpstreamServer[]>();
@@ -329,7 +335,7 @@ export class Forwarder {
       if (policy !== undefined) this.routePolicies.set(route, policy);
     }
     this.routes.setDefault(defaultRoute);
-    this.routes.setStubs(stubRoutes);
+    this.routes.setStubs(stubRoutes, excepted);
     this.servers = set.byKey;
     this.udp.keepOnly(this.servers.values());
     this.health?.keepOnly(this.servers.values());

@@ -1,5 +1,6 @@
 // Which upstreams a name goes to: the longest stub domain that is a suffix of the name (on label
-// boundaries), else the default upstreams.
+// boundaries), else the default upstreams. An excepted domain (a Corefile forward's `except`) is a
+// route of no servers: its names are not forwarded, unless a longer stub domain holds them.
 
 import type { Upstream } from './upstream.ts';
 
@@ -18,6 +19,9 @@ function nextLabel(name: string, from: number): number {
   return -1;
 }
 
+/** The route of an excepted domain: no server. */
+const EXCEPTED: readonly never[] = Object.freeze([]);
+
 export class Routes<S extends Upstream = Upstream> {
   private defaults: readonly S[] = [];
   private stubs = new Map<string, readonly S[]>();
@@ -31,11 +35,20 @@ export class Routes<S extends Upstream = Upstream> {
     this.defaults = servers;
   }
 
-  /** Domains are matched case-insensitively, with or without a trailing dot. Empty lists are ignored. */
-  setStubs(stubs: ReadonlyMap<string, readonly S[]>): void {
+  /**
+   * Domains are matched case-insensitively, with or without a trailing dot. Empty lists are ignored;
+   * `excepted` domains get no server (a stub domain of the same name wins).
+   */
+  setStubs(stubs: ReadonlyMap<string, readonly S[]>, excepted: readonly string[] = []): void {
     const next = new Map<string, readonly S[]>();
+    for (const domain of excepted) next.set(canonical(domain), EXCEPTED);
     for (const [domain, servers] of stubs) if (servers.length > 0) next.set(canonical(domain), servers);
     this.stubs = next;
+  }
+
+  /** Whether `servers` (from serversFor) is an excepted domain's route. */
+  isExcepted(servers: readonly S[]): boolean {
+    return servers === EXCEPTED;
   }
 
   serversFor(qname: string): readonly S[] {

@@ -32,6 +32,7 @@ export function corefileKubeDnsOptions(k: KubeDnsCorefile, configSync: CorefileS
     ttl: k.ttl,
     podRecords: k.pods,
     namespaces: k.namespaces ?? undefined,
+    endpointPodNames: k.endpointPodNames,
     dnsBindAddress: k.bind ?? '0.0.0.0',
     dnsPort: k.port,
     httpBindAddress: '0.0.0.0',

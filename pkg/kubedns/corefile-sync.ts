@@ -18,7 +18,7 @@ import type { KubeDnsCorefile, KubeDnsCorefileContext } from './corefile.ts';
 
 /** What a reload applies: the routes. Everything else of a plan takes a start. */
 export function corefileConfig(k: KubeDnsCorefile): KubeDnsConfig {
-  return { stubDomains: new Map(k.stubDomains), upstreamNameservers: [...k.upstreams], federations: new Map() };
+  return { stubDomains: new Map(k.stubDomains), upstreamNameservers: [...k.upstreams], federations: new Map(), forwardExcept: [...k.forwardExcept] };
 }
 
 /** What a reload puts in place of the running plugins (KubeDns.replacePlugins). */
@@ -27,7 +27,7 @@ const pluginsOf = (k: KubeDnsCorefile) => JSON.stringify(PLUGIN_FIELDS.map((f) =
 
 /** The plan without what a reload applies, to tell what changed. */
 function startOnly(k: KubeDnsCorefile): string {
-  return JSON.stringify({ ...k, upstreams: undefined, stubDomains: undefined, stubPolicies: undefined, ...Object.fromEntries(PLUGIN_FIELDS.map((f) => [f, undefined])) });
+  return JSON.stringify({ ...k, upstreams: undefined, stubDomains: undefined, stubPolicies: undefined, forwardExcept: undefined, ...Object.fromEntries(PLUGIN_FIELDS.map((f) => [f, undefined])) });
 }
 
 /** Reads the Corefile at `path` once and plans it (imports relative to its folder; a glob matching nothing is logged); its text too, for CorefileSync. */

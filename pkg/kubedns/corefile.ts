@@ -69,6 +69,9 @@ export interface KubeDnsCorefile {
   /** kubernetes `namespaces`: the only namespaces whose Services and pods are answered; null: all. */
   namespaces: string[] | null;
   endpoint: string | null;
+  /** kubernetes `endpoint_pod_names` and `noendpoints`. */
+  endpointPodNames: boolean;
+  noEndpoints: boolean;
   port: number;
   /** `bind`: the one address; null: every address. */
   bind: string | null;
@@ -80,6 +83,8 @@ export interface KubeDnsCorefile {
   stubPolicies: Record<string, ForwardPolicy>;
   /** Blocks of other zones that only forward: zone → servers (ip:port). */
   stubDomains: Map<string, string[]>;
+  /** forward `except` zones, each from the block whose names it holds: never forwarded (SERVFAIL). */
+  forwardExcept: string[];
   /** `cache` on what is forwarded; null: nothing forwarded is kept. */
   cache: CacheOptions | null;
   /** `hosts` in the cluster's block: answered before the cluster and the upstreams. */
@@ -178,8 +183,8 @@ function noBlock(d: Directive): void {
 /** A plan before any block: nothing served. */
 function unplanned(port: number): KubeDnsCorefile {
   return {
-    domain: '', ttl: 0, pods: 'disabled', kubeconfig: null, kubeconfigContext: null, namespaces: null, endpoint: null, port, bind: null, upstreams: [], forwarding: FORWARD_DEFAULTS, stubPolicies: {},
-    stubDomains: new Map(), cache: null, hosts: null, rewrite: [], template: [], file: [], chaos: [], queryLog: null, autopath: false, clusterFallthrough: false, any: false, loop: false, bufsize: null, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
+    domain: '', ttl: 0, pods: 'disabled', kubeconfig: null, kubeconfigContext: null, namespaces: null, endpoint: null, endpointPodNames: false, noEndpoints: false, port, bind: null, upstreams: [], forwarding: FORWARD_DEFAULTS, stubPolicies: {},
+    stubDomains: new Map(), forwardExcept: [], cache: null, hosts: null, rewrite: [], template: [], file: [], chaos: [], queryLog: null, autopath: false, clusterFallthrough: false, any: false, loop: false, bufsize: null, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
     clusterBlockZone: '', plugins: [],
   };
 }
@@ -196,7 +201,7 @@ export function kubeDnsCorefile(blocks: readonly ServerBlock[], ctx: KubeDnsCore
   const cluster = planned.filter((b) => b.kubernetes !== null);
   if (cluster.length !== 1) throw new CorefileError('COREFILE_INVALID', cluster[1] ?? { file: null, line: 1 }, 'kube-dns serves one `kubernetes` (one cluster), in one block');
   const k = clusterOf(cluster[0]);
-  Object.assign(whole, { domain: k.domain, clusterFallthrough: k.options.fallthrough.some((z) => z === '' || z === k.domain), ttl: k.options.ttl, pods: k.options.pods, kubeconfig: k.options.kubeconfig, kubeconfigContext: k.options.kubeconfigContext, namespaces: k.options.namespaces, endpoint: k.options.endpoint, port: cluster[0].port });
+  Object.assign(whole, { domain: k.domain, clusterFallthrough: k.options.fallthrough.some((z) => z === '' || z === k.domain), ttl: k.options.ttl, pods: k.options.pods, kubeconfig: k.options.kubeconfig, kubeconfigContext: k.options.kubeconfigContext, namespaces: k.options.namespaces, endpoint: k.options.endpoint, endpointPodNames: k.options.endpointPodNames, noEndpoints: k.options.noEndpoints, port: cluster[0].port });
   whole.clusterBlockZone = cluster[0].zone;
   whole.hosts = cluster[0].hosts;
   whole.rewrite = cluster[0].rewrite;
@@ -210,11 +215,22 @@ export function kubeDnsCorefile(blocks: readonly ServerBlock[], ctx: KubeDnsCore
     const bind = b.bind.length === 0 ? null : b.bind.join(' ');
     if (b.bind.length > 1 || (whole.bind !== null && bind !== whole.bind)) throw unserved(b, 'more than one bind address');
     whole.bind = bind ?? whole.bind;
-    if (isRootRoute(b, cluster[0])) routeRoot(whole, b, k.domain);
+    if (isRootRoute(b, cluster[0])) routeRoot(whole, b);
     else otherBlock(whole, b);
   }
+  whole.forwardExcept = planned.flatMap((b) => ownExcepts(b, planned));
   if (planned.some((b) => b.log.length > 0)) whole.queryLog = planned.map((b) => ({ zone: b.zone, rules: b.log }));
   return whole;
+}
+
+/**
+ * A forward's `except` zones that its block serves: not one under a longer block's zone (CoreDNS hands
+ * that block those names, whatever this one excepts), nor outside its own.
+ */
+function ownExcepts(b: Block, planned: readonly Block[]): string[] {
+  if (b.forward === null) return [];
+  const servedBy = (z: string) => planned.filter((o) => inZone(o.zone, z)).reduce<Block | null>((x, y) => (x === null || y.zone.length > x.zone.length ? y : x), null);
+  return b.forward.except.filter((z) => servedBy(z) === b);
 }
 
 /** The cluster's block and the root's carry the default route (names outside the cluster). */
@@ -233,7 +249,7 @@ function clusterOf(b: Block): { domain: string; options: KubernetesOptions } {
 }
 
 /** The root's (or the cluster block's) forward and cache: names outside the cluster. */
-function routeRoot(whole: KubeDnsCorefile, b: Block, domain: string): void {
+function routeRoot(whole: KubeDnsCorefile, b: Block): void {
   if (b.kubernetes === null && b.chaos !== null) whole.chaos.push({ zones: [b.zone], answers: b.chaos });
   if (b.kubernetes === null) whole.file.push(...b.zoneFiles.map((f) => ({ ...f, cache: b.cache })));
   for (const p of ['hosts', 'rewrite', 'template', 'autopath'] as const) {
@@ -244,11 +260,9 @@ function routeRoot(whole: KubeDnsCorefile, b: Block, domain: string): void {
     whole.upstreams = b.forward.upstreams.map(formatUpstream);
     whole.forwarding = b.forward.settings;
   }
-  if (b.cache !== null) {
-    // kube-dns's own answers are kept until the cluster changes them: `disable` of the cluster zone is what it does already.
-    for (const z of [...b.cache.disable.success, ...b.cache.disable.denial]) if (z !== domain) throw unserved(b, `cache disable for ${z || 'every zone'}`);
-    whole.cache = b.cache;
-  }
+  // kube-dns's own answers are kept until the cluster changes them whatever the cache says: its
+  // zones and `disable` are about what is forwarded (which a cache of CoreDNS's keeps the same way).
+  if (b.cache !== null) whole.cache = { ...b.cache, disable: { success: [...b.cache.disable.success], denial: [...b.cache.disable.denial] } };
 }
 
 /** What a block of another zone may hold: its forward (a stub domain), chaos, and what applies to the whole process. */
@@ -261,9 +275,13 @@ function otherBlock(whole: KubeDnsCorefile, b: Block): void {
   if (b.chaos !== null) whole.chaos.push({ zones: [b.zone], answers: b.chaos });
   whole.file.push(...b.zoneFiles.map((f) => ({ ...f, cache: b.cache })));
   // One cache keeps what every route forwards: a stub block's must be the root's (OpenShift writes the
-  // same in each; the Kubernetes docs' stub example writes kubeadm's `cache 30`), its cluster-zone `disable` aside.
+  // same in each; the Kubernetes docs' stub example writes kubeadm's `cache 30`) but for its `disable`,
+  // which holds for names, so the block's (of its own zone) join the one cache's.
   const kept = (c: CacheOptions | null) => JSON.stringify(c === null ? null : { ...c, disable: null });
   if (b.cache !== null && kept(b.cache) !== kept(whole.cache)) throw unserved(b, `a cache in the block of ${b.zone} other than the root's (kube-dns keeps what it forwards in one cache)`);
+  if (b.cache !== null && whole.cache !== null) {
+    for (const kind of ['success', 'denial'] as const) whole.cache.disable[kind].push(...b.cache.disable[kind].map((z) => (z === '' ? b.zone : z)).filter((z) => inZone(b.zone, z)));
+  }
   if (b.forward === null) return;
   if (b.forward.from !== '' && b.forward.from !== b.zone) throw unserved(b, `forward for ${b.forward.from} inside the block of ${b.zone}`);
   // One forwarder serves every route: what a stub block's forward writes must be the root's, but its policy.

@@ -13,7 +13,7 @@ import type { AutoWorkers, ThreadBudget } from '../dnsthreads/auto.ts';
 import type { DnsCounters } from './dns-counters.ts';
 import type { ThreadObserverArgs } from './thread-observer.ts';
 import { ClusterStore } from '../cluster/store.ts';
-import { CLUSTER_KINDS, NODE_WATCH } from '../cluster/kinds.ts';
+import { clusterKinds, NODE_WATCH } from '../cluster/kinds.ts';
 import type { ClusterKind } from '../cluster/kind.ts';
 import { ServiceEntryNames } from '../serviceentry/names.ts';
 import { serviceEntryKind } from '../serviceentry/kind.ts';
@@ -70,6 +70,8 @@ export interface KubeDnsOptions {
   podRecords: PodRecordsMode;
   /** The only namespaces whose Services and pod records are answered (a Corefile's kubernetes `namespaces`); absent: all. */
   namespaces?: string[];
+  /** An endpoint without a hostname is named by its pod (a Corefile's kubernetes `endpoint_pod_names`); absent: by its address. */
+  endpointPodNames?: boolean;
   dnsBindAddress: string;
   dnsPort: number;
   httpBindAddress: string;
@@ -184,7 +186,7 @@ export class KubeDns {
     this.configSync = this.makeConfigSync();
     this.config = this.configSync.current();
     const serviceEntries = o.serviceEntries ? new ServiceEntryNames() : null;
-    const kinds = [...CLUSTER_KINDS, ...(serviceEntries ? [this.watchServiceEntries(serviceEntries)] : []), ...(pods ? [this.watch(podKind(pods))] : [])];
+    const kinds = [...clusterKinds(o), ...(serviceEntries ? [this.watchServiceEntries(serviceEntries)] : []), ...(pods ? [this.watch(podKind(pods))] : [])];
     this.store = new ClusterStore(
       {
         servicesChanged: (keys) => this.servicesChanged(keys),
@@ -336,6 +338,11 @@ export class KubeDns {
     }, o.initialSyncTimeoutMs);
     this.syncWatch.unref();
     return { dnsPort: bound.port, httpPort };
+  }
+
+  /** The Services (`namespace/name`) with an endpoint at one of `addresses` (this pod's), as last watched. */
+  servicesAt(addresses: ReadonlySet<string>): string[] {
+    return this.store.servicesWith(addresses);
   }
 
   /** SIGTERM's first step: /readiness fails from now on; DNS answers as before until stop(). */

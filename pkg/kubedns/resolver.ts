@@ -161,11 +161,11 @@ export class Resolver {
   }
 
   /** A forwarded reply readied for the answer cache (its lifetime, 0: not kept), and kept for serve-stale. */
-  private kept(wire: Uint8Array, key: string): number {
+  private kept(wire: Uint8Array, key: string, qname: string): number {
     const policy = this.o.forwardCache;
     if (policy === undefined) return 0;
-    if (this.stale === null) return prepareForCache(wire, policy);
-    const { ttl, ttlOffsets } = prepareForKeeping(wire, policy);
+    if (this.stale === null) return prepareForCache(wire, policy, qname);
+    const { ttl, ttlOffsets } = prepareForKeeping(wire, policy, qname);
     if (ttl > 0) this.stale.keep(key, Buffer.from(wire), ttlOffsets, ttl);
     return ttl;
   }
@@ -337,7 +337,7 @@ export class Resolver {
     const key = this.stale === null ? '' : questionKey(q.qname, q.question.type, q.question.class, q.message.edns?.do === true, q.message.cd);
     try {
       const wire = await this.o.forwarder.forward(encodeMessage(request).bytes, q.qname);
-      const ttl = this.kept(wire, key);
+      const ttl = this.kept(wire, key, q.qname);
       return ttl > 0 ? { wire, cacheable: true, ttl, tag } : { wire, cacheable: false, tag };
     } catch (err) {
       const stale = this.stale?.answer(key) ?? null;

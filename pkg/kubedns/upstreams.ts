@@ -44,7 +44,7 @@ export async function applyUpstreams(forwarder: Forwarder, config: KubeDnsConfig
     }
     if (resolved.length > 0) stubs.set(domain, resolved);
   }
-  forwarder.setStubDomains(stubs);
+  forwarder.setStubDomains(stubs, config.forwardExcept);
   src.log.info('upstreams configured', {
     from,
     upstreams: upstreams.map((u) => `${u.host}:${u.port}`).join(','),

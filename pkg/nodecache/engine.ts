@@ -68,6 +68,7 @@ export class ZoneEngine {
       const zlog = log.child(z.zone || '.');
       const forwarder = new Forwarder({ ...z.forwarding, log: zlog.child('forward') });
       forwarder.setUpstreams(z.upstreams);
+      forwarder.setStubDomains(new Map(), z.except);
       const loop = z.loopDetect ? new LoopDetector(forwarder, zlog.child('loop')) : undefined;
       const handler = new CachingHandler({ cache: this.cache, policy: cachePolicy(z.cache), forwarder, log: zlog, loop, tagBase: i * ANSWER_KINDS });
       const plugins = answeringPlugins(z.answering, z.cache, zlog);

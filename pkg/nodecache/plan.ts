@@ -41,6 +41,8 @@ export interface ZonePlan {
   upstreams: Upstream[];
   /** The forward's options, for its Forwarder. */
   forwarding: ForwardSettings;
+  /** forward's `except`: zones whose names are not forwarded (SERVFAIL). */
+  except: string[];
   logErrors: boolean;
   /** `log`: its rules (none: no query log). */
   log: QueryLogRule[];
@@ -96,14 +98,7 @@ function plugins(plan: NodeCachePlan, ctx: PlanContext): Plugin<ZonePlan>[] {
     { name: 'any', setup: (d, z) => (noArgs(d), (z.answering.any = true)) },
     { name: 'chaos', setup: (d, z) => z.answering.chaos.push({ zones: null, answers: chaosOptions(d, CHAOS_DEFAULTS) }) },
     { name: 'rewrite', setup: (d, z) => z.answering.rewrite.push(rewriteRule(d)) },
-    {
-      name: 'cache',
-      setup: (d, z) => {
-        z.cache = cacheOptions(d);
-        const disabled = [...z.cache.disable.success, ...z.cache.disable.denial];
-        if (disabled.length > 0) throw unserved(d.block!.find((o) => o.name === 'disable')!, 'cache option `disable` (in node-cache)');
-      },
-    },
+    { name: 'cache', setup: (d, z) => (z.cache = cacheOptions(d)) },
     { name: 'template', setup: (d, z) => z.answering.template.push(templateRule(d, z.zone)) },
     { name: 'hosts', setup: (d, z) => (z.answering.hosts = hostsOptions(d, z.zone)) },
     // The block's cache is planned before (CoreDNS's order): it caps what the file answers.
@@ -115,7 +110,7 @@ function plugins(plan: NodeCachePlan, ctx: PlanContext): Plugin<ZonePlan>[] {
         const f = forwardOptions(d, ctx.resolvServers);
         // FROM `.` or the block's own zone: both mean every name the block gets.
         if (f.from !== '' && f.from !== z.zone) throw unserved(d, `forward for ${d.args[0]} inside the block of ${z.zone || '.'}`);
-        [z.upstreams, z.forwarding] = [f.upstreams, f.settings];
+        [z.upstreams, z.forwarding, z.except] = [f.upstreams, f.settings, f.except];
       },
     },
   ];
@@ -128,7 +123,7 @@ export function planCorefile(blocks: readonly ServerBlock[], ctx: PlanContext): 
     program: 'node-cache',
     plugins: plugins(plan, ctx),
     defaultPort: ctx.defaultPort,
-    zone: ({ zone, port }, block) => ({ zone, port, bind: [], cache: null, upstreams: [], forwarding: FORWARD_DEFAULTS, logErrors: false, log: [], answering: { ...NO_ANSWERING, chaos: [], rewrite: [], template: [], file: [] }, bufsize: null, loopDetect: false, line: block.line }),
+    zone: ({ zone, port }, block) => ({ zone, port, bind: [], cache: null, upstreams: [], forwarding: FORWARD_DEFAULTS, except: [], logErrors: false, log: [], answering: { ...NO_ANSWERING, chaos: [], rewrite: [], template: [], file: [] }, bufsize: null, loopDetect: false, line: block.line }),
     done: (z, block) => {
       if (z.upstreams.length === 0) throw new CorefileError('COREFILE_INVALID', block, `the block of ${z.zone || '.'} has no forward: node-cache serves no zone of its own`);
     },

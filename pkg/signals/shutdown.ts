@@ -21,6 +21,11 @@ export interface Shutdown {
   lameDuckMs?: number;
   /** At SIGTERM, before the lame duck: readiness fails from here on. */
   lameDuck?(): void;
+  /**
+   * Called at SIGTERM too: the lame duck lasts at least lameDuckMs and until this settles (with why,
+   * for the log). Absent: lameDuckMs alone.
+   */
+  lameDuckUntil?(): Promise<string>;
 }
 
 export function stopOnSignals(log: Logger, shutdown: Shutdown): void {
@@ -44,8 +49,16 @@ export function stopOnSignals(log: Logger, shutdown: Shutdown): void {
     const ms = shutdown.lameDuckMs ?? 0;
     if (ms <= 0) return begin({ signal: 'SIGTERM' });
     shutdown.lameDuck?.();
-    log.info('lame duck: unready, still serving', { signal: 'SIGTERM', for: `${ms}ms` });
-    lameDuck = setTimeout(() => begin({ signal: 'SIGTERM', after: 'lame duck' }), ms);
+    log.info('lame duck: unready, still serving', { signal: 'SIGTERM', for: `${ms}ms${shutdown.lameDuckUntil ? ' at least' : ''}` });
+    const until = shutdown.lameDuckUntil?.();
+    const end = () => begin({ signal: 'SIGTERM', after: 'lame duck' });
+    lameDuck = setTimeout(() => {
+      if (until === undefined) return end();
+      until.then(
+        (why) => begin({ signal: 'SIGTERM', after: `lame duck (${why})` }),
+        () => end(),
+      );
+    }, ms);
   });
   process.on('SIGINT', () => begin({ signal: 'SIGINT' }));
   watchSupervisor(() => begin({ reason: 'supervisor gone' }));

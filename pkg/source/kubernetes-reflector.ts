@@ -52,7 +52,7 @@ export interface ReflectorStats {
   restarts: Record<RestartReason, number>;
 }
 
-class HttpStatusError extends Error {
+export class HttpStatusError extends Error {
   readonly code = 'SOURCE_ERR_KUBE_HTTP';
   readonly status: number;
   constructor(status: number, message: string) {
@@ -70,7 +70,7 @@ interface WatchEvent {
 /** A list page silent this long is dead: the API server's own request timeout is 60 s. */
 const LIST_SILENCE_MS = 60_000;
 
-async function readBody(res: IncomingMessage, onData?: () => void): Promise<string> {
+export async function readBody(res: IncomingMessage, onData?: () => void): Promise<string> {
   res.setEncoding('utf8');
   let body = '';
   for await (const chunk of res) {
@@ -80,7 +80,7 @@ async function readBody(res: IncomingMessage, onData?: () => void): Promise<stri
   return body;
 }
 
-function statusMessage(status: number, body: string): string {
+export function statusMessage(status: number, body: string): string {
   try {
     const s = JSON.parse(body) as { message?: string };
     if (s.message) return `HTTP ${status}: ${s.message}`;

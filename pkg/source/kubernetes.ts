@@ -8,10 +8,10 @@
 import { createLogger } from '../log/log.ts';
 import type { Logger } from '../log/log.ts';
 import type { BackoffOptions } from './kubernetes-backoff.ts';
-import { connectKube } from './kubernetes-client.ts';
+import { KubeConnectionError, connectKube } from './kubernetes-client.ts';
 import type { KubeClient, KubeConnectionOptions } from './kubernetes-client.ts';
 import type { Change } from './kubernetes-known.ts';
-import { Reflector } from './kubernetes-reflector.ts';
+import { HttpStatusError, Reflector, readBody, statusMessage } from './kubernetes-reflector.ts';
 import type { RestartReason } from './kubernetes-reflector.ts';
 import { collectionPaths, describeWatch } from './source.ts';
 import type { KubeObject, Source, SourceSink, Watch } from './source.ts';
@@ -151,6 +151,19 @@ export class KubernetesSource implements Source {
     this.reflectors.push(r);
     this.log.info(`watching ${describeWatch(w)} too`, { server: this.client?.server });
     r.start();
+  }
+
+  /**
+   * One GET of a collection `path` (with its query) outside the watches, for a question asked once in
+   * a while (kube-dns's lame duck: is this pod still serving?). Rejects before start() and for an HTTP
+   * error; `timeoutMs` bounds it.
+   */
+  async list(path: string, timeoutMs: number): Promise<KubeObject[]> {
+    if (this.client === null) throw new KubeConnectionError('not connected yet: start() first');
+    const res = await this.client.get(path, AbortSignal.timeout(timeoutMs));
+    const body = await readBody(res);
+    if (res.statusCode !== 200) throw new HttpStatusError(res.statusCode ?? 0, statusMessage(res.statusCode ?? 0, body));
+    return (JSON.parse(body) as { items?: KubeObject[] }).items ?? [];
   }
 
   async stop(): Promise<void> {

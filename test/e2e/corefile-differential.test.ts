@@ -140,7 +140,7 @@ t.test('the same Corefiles: CoreDNS 1.15 and kube-dns -conf answer alike', async
     { apiVersion: 'v1', kind: 'Service', metadata: { name: 'db', namespace: 'app' }, spec: { clusterIP: 'None', ports: [{ name: 'pg', port: 5432, protocol: 'TCP' }] } },
     {
       apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'db-1', namespace: 'app', labels: { 'kubernetes.io/service-name': 'db', 'endpointslice.kubernetes.io/managed-by': 'e2e' } }, addressType: 'IPv4',
-      endpoints: [{ addresses: ['10.1.0.1'], hostname: 'db-0', conditions: { ready: true } }, { addresses: ['10.1.0.2'], conditions: { ready: true } }], ports: [{ name: 'pg', port: 5432, protocol: 'TCP' }],
+      endpoints: [{ addresses: ['10.1.0.1'], hostname: 'db-0', conditions: { ready: true } }, { addresses: ['10.1.0.2'], conditions: { ready: true }, targetRef: { kind: 'Pod', namespace: 'app', name: 'db-pod-2' } }], ports: [{ name: 'pg', port: 5432, protocol: 'TCP' }],
     },
     { apiVersion: 'v1', kind: 'Service', metadata: { name: 'ext', namespace: 'app' }, spec: { type: 'ExternalName', externalName: 'www.example.org' } },
     // 120 addresses: an A answer of about 2 KB, more than bufsize 1232 lets through UDP.
@@ -297,6 +297,18 @@ hostname.bind:${port} {
     ],
   });
   shapes.push({
+    // forward's except: the root's zones and a stub block's, each zone the business of the block that
+    // would forward its names (the root's www.example.org belongs to the block of www.example.org).
+    name: "forward's except, beside a stub block",
+    differences: {},
+    text: (port, kubeconfig) =>
+      `${corefile(port, up.port, kubeconfig).replace(/(forward \. 127\.0\.0\.1:\d+ \{)/, '$1\n       except example.org corp.internal www.example.org')}www.example.org:${port} {\n    bind 127.0.0.1\n    forward . 127.0.0.1:${up.port} {\n        except private.www.example.org elsewhere.test\n    }\n}\n`,
+    questions: [
+      ['www.example.org', 'A'], ['short.example.org', 'A'], ['example.org', 'SOA'], ['x.corp.internal', 'A'], ['private.www.example.org', 'A'], ['a.private.www.example.org', 'AAAA'],
+      ['elsewhere.test', 'A'], ['legacy.cluster.local', 'A'],
+    ],
+  });
+  shapes.push({
     // template as the survey found it written: addresses made from names (named groups), NXDOMAIN for a
     // zone with its SOA, a blocked zone, a CNAME followed, no fallthrough (SERVFAIL), a TXT from a group.
     name: 'template',
@@ -345,6 +357,32 @@ hostname.bind:${port} {
     questions: [
       ['legacy.cluster.local', 'A'], ['web.app.svc.cluster.local', 'A'], ['nothing.app.svc.cluster.local', 'A'], ['10.1.0.1', 'PTR'], ['192.0.2.7', 'PTR'], ['10.9.9.9', 'PTR'],
     ],
+  });
+  shapes.push({
+    // cache ZONES and `disable` of a zone outside the cluster: what the cache keeps shows in the TTLs
+    // (capped at 30 where it keeps, the upstream's 300, or 1, where it does not).
+    name: 'cache example.org cluster.local { disable success short.example.org }',
+    differences: {},
+    text: (port, kubeconfig) => corefile(port, up.port, kubeconfig).replace('cache 30 {', 'cache 30 example.org cluster.local {\n       disable success short.example.org'),
+    questions: [['www.example.org', 'A'], ['short.example.org', 'A'], ['nothing.example.org', 'A'], ['192.0.2.7', 'PTR'], ['www.example.org', 'AAAA']],
+  });
+  const endpointQuestions: [string, string][] = [
+    ['_pg._tcp.db.app.svc.cluster.local', 'SRV'], ['db.app.svc.cluster.local', 'A'], ['db-0.db.app.svc.cluster.local', 'A'], ['db-pod-2.db.app.svc.cluster.local', 'A'],
+    ['10-1-0-2.db.app.svc.cluster.local', 'A'], ['10.1.0.2', 'PTR'], ['web.app.svc.cluster.local', 'A'], ['_http._tcp.web.app.svc.cluster.local', 'SRV'],
+  ];
+  shapes.push({
+    // kubernetes `endpoint_pod_names`: an endpoint without a hostname is named by its pod (db-pod-2), not its address.
+    name: 'kubernetes endpoint_pod_names',
+    differences: { '_pg._tcp.db.app.svc.cluster.local SRV': SRV_PRIORITY, '_http._tcp.web.app.svc.cluster.local SRV': SRV_PRIORITY, '10.1.0.2 PTR': REVERSE_AA },
+    text: (port, kubeconfig) => corefile(port, up.port, kubeconfig).replace('pods insecure', 'pods insecure\n       endpoint_pod_names'),
+    questions: endpointQuestions,
+  });
+  shapes.push({
+    // kubernetes `noendpoints`: EndpointSlices not read; headless services and endpoint names are NXDOMAIN.
+    name: 'kubernetes noendpoints',
+    differences: { '_http._tcp.web.app.svc.cluster.local SRV': SRV_PRIORITY },
+    text: (port, kubeconfig) => corefile(port, up.port, kubeconfig).replace('pods insecure', 'pods insecure\n       noendpoints'),
+    questions: endpointQuestions,
   });
   shapes.push({
     // kubernetes `namespaces`: only app's Services and pods exist.

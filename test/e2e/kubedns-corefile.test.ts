@@ -23,6 +23,7 @@ import { freePort } from '../helpers/ports.ts';
 import { repoRoot, startCommand } from '../helpers/process.ts';
 import type { Program } from '../helpers/process.ts';
 import { metricNames } from '../monitoring/promtool.ts';
+import { ownAddresses } from '../../pkg/kubedns/leave-service.ts';
 
 const WAIT = 20_000;
 
@@ -236,4 +237,62 @@ t.test('cache { serve_stale }: a forwarded answer kept past its TTL is answered 
   t.same(answers(stale), ['192.0.2.7'], 'expired, the upstream silent: the stale answer');
   t.equal(stale.answer[0].ttl, 30, "with RFC 8767's TTL of 30 s");
   t.equal((await dig(dns, 'other.example.org')).status, 'SERVFAIL', 'a name never answered has no stale answer');
+});
+
+t.test("SIGTERM under kubeadm's probes: answering on past lameduck until the pod's endpoint is no longer serving, never past its deletion deadline", async (t) => {
+  if (!e2eCanRun(t)) return;
+  // The pod's address as its endpoint: one of this machine's (kube-dns reads its own interfaces).
+  const own = [...ownAddresses()].find((a) => !a.includes(':'));
+  if (own === undefined) return void t.skip('no IPv4 address but loopback', () => {});
+  const cluster = await startCluster(t);
+  const dir = mkdtempSync(join(tmpdir(), 'kdt-corefile-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const slice = (pod: string, serving: boolean) => ({
+    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'dns-1', namespace: 'lame', labels: { 'kubernetes.io/service-name': 'dns', 'endpointslice.kubernetes.io/managed-by': 'e2e' } }, addressType: 'IPv4',
+    endpoints: [{ addresses: [own], conditions: { ready: false, serving, terminating: true }, targetRef: { kind: 'Pod', namespace: 'lame', name: pod } }], ports: [{ name: 'dns', port: 53, protocol: 'UDP' }],
+  });
+  // Bound to a node (no kubelet here): a deletion leaves the pod with its deletionTimestamp, as a kubelet would see it.
+  const pod = (name: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'lame' }, spec: { nodeName: 'node-a', containers: [{ name: 'coredns', image: 'example.invalid/coredns' }] } });
+  await cluster.apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'lame' } }, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'dns', namespace: 'lame' }, spec: { clusterIP: 'None', ports: [{ name: 'dns', port: 53, protocol: 'UDP' }] } }, pod('dns-a'), pod('dns-b')]);
+
+  /** kube-dns -conf (lameduck 1s) serving the Service whose endpoint is this machine, `pod` deleted with `grace` seconds, then SIGTERM: the ms from SIGTERM to exit, and its log. */
+  const terminate = async (t: Test, podName: string, grace: number, whileLame: (kd: Program, dns: number) => Promise<void>) => {
+    const dns = await freePort();
+    const conf = join(dir, `Corefile-${podName}`);
+    writeFileSync(conf, `.:${dns} {\n    bind 127.0.0.1\n    health 127.0.0.1:${await freePort()} {\n        lameduck 1s\n    }\n    kubernetes cluster.local {\n        kubeconfig ${cluster.kubeconfig(cluster.kubeDnsToken)}\n    }\n}\n`);
+    await cluster.apply([slice(podName, true)]);
+    const kd = startCoreMode(t, conf);
+    await eventually(async () => answers(await dig(dns, 'dns.lame.svc.cluster.local')).join() === own, 'the endpoint watched', WAIT);
+    const deleted = await cluster.request('DELETE', `/api/v1/namespaces/lame/pods/${podName}`, { gracePeriodSeconds: grace });
+    t.equal(deleted.status, 200, 'the pod is terminating');
+    const sigterm = Date.now();
+    kd.child.kill('SIGTERM');
+    await whileLame(kd, dns);
+    t.equal(await kd.exited, 0);
+    return { ms: Date.now() - sigterm, exitedAt: Date.now(), log: kd.output() };
+  };
+
+  await t.test('serving until the readiness probe takes the endpoint out: exits after kube-proxy has had its sync', async (t) => {
+    let outAt = 0;
+    const { exitedAt, log } = await terminate(t, 'dns-a', 60, async (kd, dns) => {
+      await new Promise((r) => setTimeout(r, 2500));
+      t.same(answers(await dig(dns, 'dns.lame.svc.cluster.local')), [own], 'still answering 1.5 s past lameduck: the endpoint still serving');
+      t.equal(kd.child.exitCode, null, 'not exited');
+      await cluster.apply([slice('dns-a', false)]);
+      outAt = Date.now();
+    });
+    const afterOut = exitedAt - outAt;
+    t.ok(afterOut >= 1500 && afterOut < 6000, `exited ${afterOut} ms after the endpoint stopped serving (kube-proxy's sync: 2 s)`);
+    t.match(log, /shutting down .*after="lame duck \(out of every Service\)"/);
+  });
+
+  await t.test("never past the pod's deletion deadline (deletionTimestamp less 1.5 s for the drain)", async (t) => {
+    const { ms, log } = await terminate(t, 'dns-b', 6, async (kd, dns) => {
+      await new Promise((r) => setTimeout(r, 2000));
+      t.same(answers(await dig(dns, 'dns.lame.svc.cluster.local')), [own], 'answering past lameduck');
+    });
+    // deletionTimestamp is in whole seconds: 3.5-4.5 s after the DELETE.
+    t.ok(ms >= 2500 && ms < 5500, `exited ${ms} ms after SIGTERM, the pod deleted with 6 s of grace`);
+    t.match(log, /shutting down .*after="lame duck \(deletion deadline\)"/);
+  });
 });

@@ -219,7 +219,7 @@ t.test('a Corefile line node-cache cannot serve: exit 1 naming it', async (t) =>
   t.match(nc.output(), /cannot start err="Corefile line 8: the plugin `kubernetes` is not served by node-cache/);
 });
 
-t.test("the plugins operators add to a Corefile, in node-cache's: hosts, rewrite, template, any, chaos, log, bufsize", async (t) => {
+t.test("the plugins operators add to a Corefile, in node-cache's: hosts, rewrite, template, any, chaos, log, bufsize, forward's except", async (t) => {
   if (!netnsCanRun(t)) return;
   const n = await node(t);
   const added = [
@@ -238,8 +238,8 @@ t.test("the plugins operators add to a Corefile, in node-cache's: hosts, rewrite
     '            answer "{{ .Name }} 60 IN A 192.0.2.60"',
     '        }',
   ];
-  const base = TEMPLATE.replace(/(\n\s*\.:53 \{\n)/, `$1${added.join('\n')}\n`);
-  t.not(base, TEMPLATE, "the root block found in the template");
+  const base = TEMPLATE.replace(/(\n\s*\.:53 \{\n)/, `$1${added.join('\n')}\n`).replace(/(\n\s*forward \. __PILLAR__UPSTREAM__SERVERS__)\n/, '$1 {\n        except acme.local\n    }\n');
+  t.equal(base.match(/except acme\.local/g)?.length, 1, "the root block and its forward found in the template");
   const nc = await nodeCache(t, n, [], base);
   await nc.waitFor(/DNS listening address=169\.254\.20\.10 port=53/);
   const hosts = await n.dig(LOCAL, 'node-hosts.example');
@@ -251,6 +251,7 @@ t.test("the plugins operators add to a Corefile, in node-cache's: hosts, rewrite
   t.same((await n.dig(LOCAL, 'www.example.org', ['ANY'])).answer.map((a) => a.type), ['HINFO'], "any: RFC 8482's HINFO");
   t.same((await n.dig(LOCAL, 'version.bind', ['TXT', '-c', 'CH'])).answer.map((a) => a.data), ['"v-test"'], 'chaos');
   t.equal((await n.dig(LOCAL, 'nosuch.example.org')).status, 'REFUSED', "the world's dnsmasq has no such name");
+  t.equal((await n.dig(LOCAL, 'db.acme.local')).status, 'SERVFAIL', "forward's except: a name the world holds, not forwarded");
   await nc.waitFor(/\[INFO\] \S+ - \d+ "A IN alias\.example\.org\. udp \d+ false \d+" NOERROR qr,aa,rd,ra \d+ [\d.]+s/, 5000);
   t.notMatch(nc.output(), /nosuch\.example\.org/, 'log { class success }: the REFUSED reply not logged');
 });

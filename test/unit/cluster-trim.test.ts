@@ -193,6 +193,19 @@ t.test('EndpointSlice: endpoints, hostnames, readiness, ports', async (t) => {
   t.same(v6.value?.endpoints, [{ addresses: ['fd00:10:244:1::5'], hostname: '', ready: true }]);
 });
 
+t.test("EndpointSlice with pod names (CoreDNS's endpoint_pod_names): an endpoint without a hostname takes its pod's", async (t) => {
+  const obj = slice({
+    endpoints: [
+      { addresses: ['10.244.1.20'], hostname: 'db-0', targetRef: { kind: 'Pod', name: 'db-7f9c-abcde' } },
+      { addresses: ['10.244.1.21'], targetRef: { kind: 'Pod', name: 'web-7f9c-x2k4p' } },
+      { addresses: ['10.244.1.22'], targetRef: { kind: 'Pod', name: 'dotted.pod.name' } },
+      { addresses: ['10.244.1.23'] },
+    ],
+  });
+  t.same(trimEndpointSlice(obj, true).value?.endpoints.map((e) => e.hostname), ['db-0', 'web-7f9c-x2k4p', '', ''], 'its hostname first; a pod name of several labels, or none: named by the address');
+  t.same(trimEndpointSlice(obj).value?.endpoints.map((e) => e.hostname), ['db-0', '', '', ''], 'without: the hostname only');
+});
+
 t.test('EndpointSlice: bad parts dropped', async (t) => {
   const r = trimEndpointSlice(slice({
     endpoints: [

@@ -48,7 +48,7 @@ function cacheOn(p: CachePolicy, clock: () => number) {
     cache,
     /** Returns the lifetime given; the entry is stored as the DnsServer stores a cacheable answer. */
     store(key: string, upstream: Uint8Array): number {
-      const ttl = prepareForCache(upstream, p);
+      const ttl = prepareForCache(upstream, p, 'www.example.com');
       if (ttl > 0) cache.set(key, templateFromWire(upstream), cache.generation, ttl);
       return ttl;
     },
@@ -59,48 +59,61 @@ function cacheOn(p: CachePolicy, clock: () => number) {
   };
 }
 
+t.test("a Corefile cache's ZONES and disable: replies kept only for names they let through", async (t) => {
+  const zoned: CachePolicy = { ...policy, zones: ['example.com', 'corp.internal'], disableSuccess: ['private.example.com'], disableDenial: ['corp.internal'] };
+  const answer = reply({ answers: [a('www.example.com', 300)] });
+  const denial = reply({ rcode: Rcode.NXDOMAIN, authorities: [soa(3600, 30)] });
+  t.equal(cacheTtl(answer, zoned, 'www.example.com'), 300);
+  t.equal(cacheTtl(answer, zoned, 'www.example.org'), 0, 'outside the zones');
+  t.equal(cacheTtl(answer, zoned, 'a.private.example.com'), 0, 'success disabled there');
+  t.equal(cacheTtl(denial, zoned, 'a.private.example.com'), 30, 'denials still kept there');
+  t.equal(cacheTtl(denial, zoned, 'x.corp.internal'), 0, 'denial disabled there');
+  t.equal(cacheTtl(answer, zoned, 'x.corp.internal'), 300);
+  t.equal(cacheTtl(answer, { ...policy, zones: [''] }, 'anything.test'), 300, "'' holds every name");
+});
+
 t.test('positive answers live for their smallest TTL, clamped', async (t) => {
-  t.equal(cacheTtl(reply({ answers: [a('www.example.com', 300), a('www.example.com', 60, '192.0.2.2')] }), policy), 60);
-  t.equal(cacheTtl(reply({ answers: [a('www.example.com', 5)] }), { ...policy, minCacheTtl: 30 }), 30);
-  t.equal(cacheTtl(reply({ answers: [a('www.example.com', 86400)] }), { ...policy, maxCacheTtl: 600 }), 600);
-  t.equal(cacheTtl(reply({ answers: [a('www.example.com', 0)] }), policy), 0, 'TTL 0 is not kept');
+  t.equal(cacheTtl(reply({ answers: [a('www.example.com', 300), a('www.example.com', 60, '192.0.2.2')] }), policy, 'www.example.com'), 60);
+  t.equal(cacheTtl(reply({ answers: [a('www.example.com', 5)] }), { ...policy, minCacheTtl: 30 }, 'www.example.com'), 30);
+  t.equal(cacheTtl(reply({ answers: [a('www.example.com', 86400)] }), { ...policy, maxCacheTtl: 600 }, 'www.example.com'), 600);
+  t.equal(cacheTtl(reply({ answers: [a('www.example.com', 0)] }), policy, 'www.example.com'), 0, 'TTL 0 is not kept');
   t.equal(clampTtl(10, { minCacheTtl: 20, maxCacheTtl: 15 }), 15, 'the max wins over the min');
   // The OPT record's TTL field holds flags, never a lifetime.
-  t.equal(cacheTtl(reply({ answers: [a('www.example.com', 120)], edns: true }), policy), 120);
+  t.equal(cacheTtl(reply({ answers: [a('www.example.com', 120)], edns: true }), policy, 'www.example.com'), 120);
 });
 
 t.test('negative answers: SOA min(TTL, MINIMUM), --neg-ttl, --no-negcache', async (t) => {
-  t.equal(cacheTtl(reply({ rcode: Rcode.NXDOMAIN, authorities: [soa(3600, 30)] }), policy), 30);
-  t.equal(cacheTtl(reply({ rcode: Rcode.NXDOMAIN, authorities: [soa(20, 300)] }), policy), 20);
-  t.equal(cacheTtl(reply({ authorities: [soa(3600, 45)] }), policy), 45, 'NODATA');
-  t.equal(cacheTtl(reply({ rcode: Rcode.NXDOMAIN }), policy), 0, 'no SOA and no --neg-ttl: not kept');
-  t.equal(cacheTtl(reply({ rcode: Rcode.NXDOMAIN }), { ...policy, negTtl: 15 }), 15);
-  t.equal(cacheTtl(reply({ rcode: Rcode.NXDOMAIN, authorities: [soa(3600, 30)] }), { ...policy, noNegcache: true }), 0);
-  t.equal(cacheTtl(reply({ authorities: [soa(3600, 30)] }), { ...policy, noNegcache: true }), 0);
+  t.equal(cacheTtl(reply({ rcode: Rcode.NXDOMAIN, authorities: [soa(3600, 30)] }), policy, 'www.example.com'), 30);
+  t.equal(cacheTtl(reply({ rcode: Rcode.NXDOMAIN, authorities: [soa(20, 300)] }), policy, 'www.example.com'), 20);
+  t.equal(cacheTtl(reply({ authorities: [soa(3600, 45)] }), policy, 'www.example.com'), 45, 'NODATA');
+  t.equal(cacheTtl(reply({ rcode: Rcode.NXDOMAIN }), policy, 'www.example.com'), 0, 'no SOA and no --neg-ttl: not kept');
+  t.equal(cacheTtl(reply({ rcode: Rcode.NXDOMAIN }), { ...policy, negTtl: 15 }, 'www.example.com'), 15);
+  t.equal(cacheTtl(reply({ rcode: Rcode.NXDOMAIN, authorities: [soa(3600, 30)] }), { ...policy, noNegcache: true }, 'www.example.com'), 0);
+  t.equal(cacheTtl(reply({ authorities: [soa(3600, 30)] }), { ...policy, noNegcache: true }, 'www.example.com'), 0);
 });
 
 t.test('TC, SERVFAIL and other errors are never kept', async (t) => {
-  t.equal(cacheTtl(reply({ answers: [a('www.example.com', 300)], tc: true }), policy), 0);
-  t.equal(cacheTtl(reply({ rcode: Rcode.SERVFAIL }), policy), 0);
-  t.equal(cacheTtl(reply({ rcode: Rcode.REFUSED }), policy), 0);
-  t.equal(cacheTtl(new Uint8Array([1, 2, 3]), policy), 0, 'unreadable');
+  t.equal(cacheTtl(reply({ answers: [a('www.example.com', 300)], tc: true }), policy, 'www.example.com'), 0);
+  t.equal(cacheTtl(reply({ rcode: Rcode.SERVFAIL }), policy, 'www.example.com'), 0);
+  t.equal(cacheTtl(reply({ rcode: Rcode.REFUSED }), policy, 'www.example.com'), 0);
+  t.equal(cacheTtl(new Uint8Array([1, 2, 3]), policy, 'www.example.com'), 0, 'unreadable');
   const cut = reply({ answers: [a('www.example.com', 300)] });
-  t.equal(cacheTtl(cut.subarray(0, cut.length - 3), policy), 0, 'a record running past the end');
+  t.equal(cacheTtl(cut.subarray(0, cut.length - 3), policy, 'www.example.com'), 0, 'a record running past the end');
 });
 
 t.test('prepareForCache: TTLs clamped and capped at the lifetime, in place; untouched when not kept', async (t) => {
   const r = reply({ answers: [a('www.example.com', 100), a('www.example.com', 300, '192.0.2.2')] });
-  t.equal(prepareForCache(r, policy), 100);
+  t.equal(prepareForCache(r, policy, 'www.example.com'), 100);
   t.same(ttls(parseMessage(Buffer.from(r))), [100, 100], 'no record claims more than the entry has');
   const raised = reply({ answers: [a('www.example.com', 5), a('www.example.com', 90, '192.0.2.2')] });
-  t.equal(prepareForCache(raised, { ...policy, minCacheTtl: 60 }), 60);
+  t.equal(prepareForCache(raised, { ...policy, minCacheTtl: 60 }, 'www.example.com'), 60);
   t.same(ttls(parseMessage(Buffer.from(raised))), [60, 60]);
   const servfail = reply({ rcode: Rcode.SERVFAIL, authorities: [soa(3600, 30)] });
   const before = Buffer.from(servfail);
-  t.equal(prepareForCache(servfail, policy), 0);
+  t.equal(prepareForCache(servfail, policy, 'www.example.com'), 0);
   t.same(Buffer.from(servfail), before);
   const noCache = reply({ answers: [a('www.example.com', 100)] });
-  t.equal(prepareForCache(noCache, { ...policy, size: 0 }), 0, '--cache-size=0 keeps nothing');
+  t.equal(prepareForCache(noCache, { ...policy, size: 0 }, 'www.example.com'), 0, '--cache-size=0 keeps nothing');
   t.same(ttls(parseMessage(Buffer.from(noCache))), [100]);
 });
 

@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { Type } from '../../pkg/dns/constants.ts';
+import { query } from '../helpers/dns-server.ts';
 import { Forwarder, formatUpstream, normalizeUpstream, resolvConfNameservers } from '../../pkg/forward/forward.ts';
 
 const A = { host: '10.0.0.1', port: 53 };
@@ -35,11 +37,21 @@ t.test('serversFor: longest stub suffix on label boundaries, else the default', 
   t.same(f.serversFor('a\\.acme.local'), [A], 'an escaped dot is part of the label');
   t.same(f.serversFor('x.a\\.b.acme.local'), [B]);
 
+  f.setStubDomains(new Map([['acme.local', [B]], ['corp.acme.local', [C]]]), ['acme.local', 'private.corp.acme.local', 'Other.Example.']);
+  t.same(f.serversFor('db.acme.local'), [B], 'a stub domain wins over an excepted one of the same name');
+  t.same(f.serversFor('x.private.corp.acme.local'), [], 'an excepted domain under a stub domain: no server');
+  t.same(f.serversFor('corp.acme.local'), [C]);
+  t.same(f.serversFor('www.other.example'), [], 'excepted from the default route');
+  t.same(f.serversFor('another.example'), [A]);
+  await t.rejects(f.forward(query('www.other.example', Type.A, 7), 'www.other.example'), { code: 'FORWARD_NO_SERVERS', message: 'www.other.example is excepted from forwarding' });
+  f.setUpstreams([D]);
+  t.same(f.serversFor('www.other.example'), [], 'excepted domains kept when the default route changes');
+
   f.setStubDomains(new Map());
-  t.same(f.serversFor('db.acme.local'), [A], 'stubs replaced as a whole');
+  t.same(f.serversFor('db.acme.local'), [D], 'stubs replaced as a whole');
   const copy = f.serversFor('x');
   copy[0].port = 1;
-  t.same(f.serversFor('x'), [A], 'callers get copies');
+  t.same(f.serversFor('x'), [D], 'callers get copies');
 });
 
 t.test('upstreams must be IP literals with a port; IPv6 is kept in canonical form', async (t) => {

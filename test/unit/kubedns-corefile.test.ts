@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseCorefile } from '../../pkg/corefile/read.ts';
 import { kubeDnsCorefile } from '../../pkg/kubedns/corefile.ts';
+import { corefileConfig } from '../../pkg/kubedns/corefile-sync.ts';
 import { kubeadmCorefile } from '../e2e/harness/manifests.ts';
 
 const ctx = { defaultPort: 53, resolvServers: () => [{ host: '10.200.0.1', port: 53 }] };
@@ -47,17 +48,19 @@ t.test("k3s's hosts: the NodeHosts file, its TTL, reload and fallthrough; inline
 
 t.test('what kube-dns does not serve yet is refused at its line', async (t) => {
   const cases: [string, RegExp][] = [
-    ['.:53 {\n  kubernetes cluster.local {\n    endpoint_pod_names\n  }\n}\n', /^Corefile line 3: kubernetes option `endpoint_pod_names` is not served/],
+    ['.:53 {\n  kubernetes cluster.local {\n    ignore empty_service\n  }\n}\n', /^Corefile line 3: kubernetes option `ignore empty_service` is not served/],
+    ['.:53 {\n  kubernetes cluster.local {\n    noendpoints now\n  }\n}\n', /^Corefile line 3: kubernetes option `noendpoints now` is not served/],
     ['.:53 {\n  kubernetes cluster.local in-addr.arpa\n}\n', /^Corefile line 1: the reverse zone in-addr\.arpa without `fallthrough in-addr\.arpa`/],
     ['.:53 {\n  kubernetes cluster.local 10.0.0.0/8\n}\n', /^Corefile line 1: the reverse zone 10\.in-addr\.arpa without `fallthrough 10\.in-addr\.arpa`/],
     ['.:53 {\n  kubernetes cluster.local example.org\n}\n', /^Corefile line 1: kubernetes for cluster\.local example\.org \(kube-dns serves one cluster zone\)/],
     ['.:53 {\n  forward . 1.1.1.1\n}\n', /^Corefile line 1: kube-dns serves one `kubernetes`/],
     ['.:53 {\n  kubernetes cluster.local\n}\nexample.org:5353 {\n  forward . 1.1.1.1\n}\n', /^Corefile line 4: a second port \(5353; the cluster's block is on 53\)/],
     ['.:53 {\n  kubernetes cluster.local\n}\nexample.org {\n  cache 30\n  forward . 1.1.1.1\n}\n', /^Corefile line 4: a cache in the block of example\.org other than the root's/],
-    ['.:53 {\n  kubernetes cluster.local\n  cache 30 {\n    disable success example.org\n  }\n}\n', /^Corefile line 1: cache disable for example\.org is not served/],
+    ['.:53 {\n  kubernetes cluster.local\n  forward . 1.1.1.1\n}\ncorp.example {\n  cache 30 corp.example\n  forward . 10.1.0.1\n}\n', /^Corefile line 5: a cache in the block of corp\.example other than the root's/],
     ['.:53 {\n  kubernetes cluster.local\n  rewrite type ANY HINFO\n}\n', /^Corefile line 3: a rewrite rule of the type field is not served/],
     ['.:53 {\n  kubernetes cluster.local\n  loadbalance weighted /x\n}\n', /^Corefile line 3: loadbalance `weighted \/x` is not served/],
-    ['.:53 {\n  kubernetes cluster.local\n  forward . 1.1.1.1 {\n    except example.org\n  }\n}\n', /^Corefile line 4: forward option `except example\.org` is not served/],
+    ['.:53 {\n  kubernetes cluster.local\n  forward . 1.1.1.1 {\n    except .\n  }\n}\n', /^Corefile line 4: except: `\.` leaves nothing to forward/],
+    ['.:53 {\n  kubernetes cluster.local\n  forward . 1.1.1.1 {\n    except\n  }\n}\n', /^Corefile line 4: forward option `except` is not served/],
     ['.:53 {\n  kubernetes cluster.local\n  forward . 1.1.1.1 {\n    health_check 1s no_rec\n  }\n}\n', /^Corefile line 4: forward option `health_check 1s no_rec` is not served/],
     ['.:53 {\n  kubernetes cluster.local\n  forward . 1.1.1.1\n}\ncorp.example {\n  forward . 10.1.0.1 {\n    max_fails 0\n  }\n}\n', /^Corefile line 5: forward options in the stub block of corp\.example other than the root's \(health;/],
   ];
@@ -106,6 +109,17 @@ t.test('rewrite: name rules as CoreDNS reads them, in the order written; what it
   t.throws(() => plan('cluster.local {\n  kubernetes cluster.local\n}\n. {\n  rewrite name a.example b.example\n  forward . 1.1.1.1\n}\n'), { message: /^Corefile line 4: rewrite in the block of \. apart from kubernetes'/ });
 });
 
+t.test("cache ZONES and disable: what is forwarded kept for those zones only, a stub block's disable joining the one cache's", async (t) => {
+  const k = plan('.:53 {\n  kubernetes cluster.local\n  forward . 1.1.1.1\n  cache 30 . {\n    disable success example.org\n  }\n}\ncorp.example {\n  forward . 10.1.0.1\n  cache 30 . {\n    disable denial\n    disable success other.example\n  }\n}\n');
+  t.same(k.cache?.zones, ['']);
+  t.same(k.cache?.disable, { success: ['example.org'], denial: ['corp.example'] }, "the stub block's bare disable is its zone; one outside it never sees a name");
+});
+
+t.test('kubernetes endpoint_pod_names and noendpoints', async (t) => {
+  t.match(plan(KUBEADM_COREFILE), { endpointPodNames: false, noEndpoints: false });
+  t.match(plan('.:53 {\n  kubernetes cluster.local {\n    endpoint_pod_names\n    noendpoints\n  }\n}\n'), { endpointPodNames: true, noEndpoints: true });
+});
+
 t.test('autopath @kubernetes and pods verified', async (t) => {
   const k = plan('.:53 {\n  kubernetes cluster.local {\n    pods verified\n  }\n  autopath @kubernetes\n}\n');
   t.match(k, { autopath: true, pods: 'verified' });
@@ -128,6 +142,26 @@ t.test("forward's options: OpenShift's policies (the root's, a stub block's own)
   const docs = plan(`${KUBEADM_COREFILE}consul.local:53 {\n    errors\n    cache 30\n    forward . 10.150.0.1\n}\n`);
   t.same([...docs.stubDomains], [['consul.local', ['10.150.0.1:53']]]);
   t.equal(docs.forwarding.maxInFlight, 1000, "the root's max_concurrent");
+});
+
+t.test("forward's except: each zone held by the block that would forward its names, as CoreDNS picks the block", async (t) => {
+  const k = plan(`.:53 {
+  kubernetes cluster.local
+  forward . 10.0.0.1 {
+    except Corp.Internal. www.example.org other.net
+  }
+}
+example.org {
+  forward . 10.1.0.1 {
+    except private.example.org elsewhere.test
+  }
+}
+public.private.example.org {
+  forward . 10.2.0.1
+}
+`);
+  t.same(k.forwardExcept, ['corp.internal', 'other.net', 'private.example.org'], "the root's except under example.org is that block's to decide (it forwards them); a stub's except outside its zone never sees a name");
+  t.same(corefileConfig(k).forwardExcept, k.forwardExcept, 'a reload applies them as it applies the routes');
 });
 
 t.test('template: as CoreDNS reads it; what it refuses', async (t) => {

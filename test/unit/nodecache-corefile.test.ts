@@ -7,6 +7,7 @@ import { emptyConfig, parseConfig } from '../../pkg/config/config.ts';
 import { parseCorefile } from '../../pkg/corefile/read.ts';
 import { CorefileError } from '../../pkg/corefile/errors.ts';
 import { planCorefile } from '../../pkg/nodecache/plan.ts';
+import { cachePolicy } from '../../pkg/corefile/plugins/cache.ts';
 import type { PlanContext } from '../../pkg/nodecache/plan.ts';
 import { renderCorefile, serviceHostEnv } from '../../pkg/nodecache/template.ts';
 import { nodeLocalCorefile } from '../e2e/harness/manifests.ts';
@@ -46,8 +47,8 @@ t.test('the template, planned: four zones on both addresses, the cache and forwa
     ['ip6.arpa', 53, ['169.254.20.10', '10.96.0.10'], true, ['10.96.100.7:53']],
     ['', 53, ['169.254.20.10', '10.96.0.10'], false, ['10.200.0.1:53']],
   ]);
-  t.same(p.zones[0].cache, { successCapacity: 9984, successTtl: 30, successMinTtl: 5, denialCapacity: 9984, denialTtl: 5, denialMinTtl: 5, staleS: 0, disable: { success: [], denial: [] } }, 'success 9984 30, denial 9984 5');
-  t.same(p.zones[1].cache, { successCapacity: 9984, successTtl: 30, successMinTtl: 5, denialCapacity: 9984, denialTtl: 30, denialMinTtl: 5, staleS: 0, disable: { success: [], denial: [] } }, 'cache 30 caps both');
+  t.same(p.zones[0].cache, { successCapacity: 9984, successTtl: 30, successMinTtl: 5, denialCapacity: 9984, denialTtl: 5, denialMinTtl: 5, staleS: 0, zones: null, disable: { success: [], denial: [] } }, 'success 9984 30, denial 9984 5');
+  t.same(p.zones[1].cache, { successCapacity: 9984, successTtl: 30, successMinTtl: 5, denialCapacity: 9984, denialTtl: 30, denialMinTtl: 5, staleS: 0, zones: null, disable: { success: [], denial: [] } }, 'cache 30 caps both');
   t.ok(p.zones.every((z) => z.logErrors && z.loopDetect && z.log.length === 0), 'errors and loop everywhere, no log');
   t.equal(p.metrics, ':9253');
   t.equal(p.health, '169.254.20.10:8080');
@@ -68,9 +69,13 @@ t.test('a pillar left over is an error naming its line', async (t) => {
   t.throws(() => renderCorefile(BASE.replace('bind 169.254.20.10 10.96.0.10', 'bind __PILLAR__LOCAL__DNS__'), values()), { code: 'COREFILE_INVALID', line: 9, message: /__PILLAR__LOCAL__DNS__ is not replaced/ });
 });
 
-t.test('forward to a resolv.conf path, and serve_stale', async (t) => {
-  const p = plan('.:53 {\n  cache 30 {\n    serve_stale 10m\n  }\n  forward . /etc/resolv.conf\n}\n');
+t.test('forward to a resolv.conf path, its except, and serve_stale', async (t) => {
+  const p = plan('.:53 {\n  cache 30 {\n    serve_stale 10m\n  }\n  forward . /etc/resolv.conf {\n    except Example.org. corp.internal\n  }\n}\n');
   t.same(p.zones[0].upstreams, [{ host: '10.200.0.1', port: 53 }]);
+  t.same(p.zones[0].except, ['example.org', 'corp.internal']);
+  const zoned = plan('.:53 {\n  cache 30 Example.org. corp.internal {\n    disable denial corp.internal\n  }\n  forward . 1.1.1.1\n}\n').zones[0].cache;
+  t.match(zoned, { successTtl: 30, zones: ['example.org', 'corp.internal'], disable: { success: [], denial: ['corp.internal'] } }, 'cache ZONES: the only zones kept');
+  t.match(cachePolicy(zoned), { zones: ['example.org', 'corp.internal'], disableSuccess: undefined, disableDenial: ['corp.internal'] });
   t.equal(p.zones[0].cache?.staleS, 600);
   t.equal(plan('.:53 {\n  cache {\n    serve_stale\n  }\n  forward . 1.1.1.1\n}').zones[0].cache?.staleS, 3600, "CoreDNS's default hour");
 });
@@ -78,9 +83,9 @@ t.test('forward to a resolv.conf path, and serve_stale', async (t) => {
 t.test('what node-cache does not serve is an error at the line, never ignored', async (t) => {
   const cases: [string, string, RegExp][] = [
     ['.:53 {\n  forward . 1.1.1.1\n  kubernetes cluster.local\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 3: the plugin `kubernetes` is not served by node-cache \(it serves: reload, bufsize, bind, health, prometheus, errors, log, any, chaos, rewrite, cache, template, hosts, file, loop, forward\)/],
-    ['.:53 {\n  forward . 1.1.1.1 {\n    except example.org\n  }\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 3: forward option `except example\.org`/],
+    ['.:53 {\n  forward . 1.1.1.1 {\n    health_check 1s no_rec\n  }\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 3: forward option `health_check 1s no_rec`/],
     ['.:53 {\n  cache 30 {\n    prefetch 10\n  }\n  forward . 1.1.1.1\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 3: cache option `prefetch 10`/],
-    ['.:53 {\n  cache 30 example.org\n  forward . 1.1.1.1\n}', 'COREFILE_INVALID', /^Corefile line 2: cache: takes at most a TTL/],
+    ['.:53 {\n  cache 30s\n  forward . 1.1.1.1\n}', 'COREFILE_INVALID', /^Corefile line 2: cache: "30s" would be a zone: the TTL is whole seconds/],
     ['.:53 {\n  forward . somehost\n}', 'COREFILE_INVALID', /^Corefile line 2: forward: "somehost" is not ip\[:port\]/],
     ['.:53 {\n  bind eth0\n  forward . 1.1.1.1\n}', 'COREFILE_INVALID', /^Corefile line 2: bind: "eth0" is not an IP address/],
     ['.:53 {\n  errors\n}', 'COREFILE_INVALID', /^Corefile line 1: the block of \. has no forward/],

@@ -1,7 +1,8 @@
-// `cache [TTL] { success CAP [TTL [MINTTL]]; denial CAP [TTL [MINTTL]]; serve_stale [DURATION]; disable success|denial
-// [ZONES...] }`: TTL caps (CoreDNS's defaults: 3600 s, denials 1800 s), capacities (9984 each),
-// serve-stale (RFC 8767; 1 h when no duration is given), the zones whose answers or denials are not
-// kept (none written: every zone). Other options and zones of its own are refused (not served yet).
+// `cache [TTL] [ZONES...] { success CAP [TTL [MINTTL]]; denial CAP [TTL [MINTTL]]; serve_stale [DURATION];
+// disable success|denial [ZONES...] }`: TTL caps (CoreDNS's defaults: 3600 s, denials 1800 s),
+// capacities (9984 each), the zones whose replies are kept (none written: the block's), serve-stale
+// (RFC 8767; 1 h when no duration is given), the zones whose answers or denials are not kept (none
+// written: every zone). Other options are refused (not served yet).
 
 import { normalizeDomain } from '../../config/config.ts';
 import { duration, invalid, unserved, wholeNumber, written } from '../args.ts';
@@ -28,14 +29,22 @@ export interface CacheOptions {
   denialMinTtl: number;
   /** serve_stale: seconds past expiry an answer may still be served while the upstream fails; 0 = off. */
   staleS: number;
-  /** `disable success|denial ZONES`: zones (lowercase, no trailing dot; '' is every zone) not kept. */
+  /** ZONES: the only zones (lowercase, no trailing dot; '' is every zone) whose replies are kept; null: the block's. */
+  zones: string[] | null;
+  /** `disable success|denial ZONES`: zones not kept. */
   disable: { success: string[]; denial: string[] };
 }
 
+const zoneOf = (z: string) => (z === '.' ? '' : normalizeDomain(z));
+
 export function cacheOptions(d: Directive): CacheOptions {
-  if (d.args.length > 1) throw invalid(d, 'takes at most a TTL here (zones of its own are not served)');
-  const ttl = d.args.length === 1 ? wholeNumber(d, d.args[0], 'the TTL', 0) : null;
-  const c: CacheOptions = { successCapacity: CACHE_CAPACITY, successTtl: ttl ?? MAX_TTL, successMinTtl: MIN_TTL, denialCapacity: CACHE_CAPACITY, denialTtl: ttl ?? MAX_DENIAL_TTL, denialMinTtl: MIN_TTL, staleS: 0, disable: { success: [], denial: [] } };
+  // As CoreDNS: a first argument that is a number is the TTL, the rest are zones.
+  const ttl = d.args.length > 0 && /^\d+$/.test(d.args[0]) ? wholeNumber(d, d.args[0], 'the TTL', 0) : null;
+  const zones = d.args.slice(ttl === null ? 0 : 1).map(zoneOf);
+  // CoreDNS takes `cache 30s` for a zone named 30s: a cache that keeps nothing anyone asks.
+  const durationLike = zones.find((z) => /^\d+(ms|s|m|h)$/.test(z));
+  if (durationLike !== undefined) throw invalid(d, `${JSON.stringify(durationLike)} would be a zone: the TTL is whole seconds (30, not 30s)`);
+  const c: CacheOptions = { successCapacity: CACHE_CAPACITY, successTtl: ttl ?? MAX_TTL, successMinTtl: MIN_TTL, denialCapacity: CACHE_CAPACITY, denialTtl: ttl ?? MAX_DENIAL_TTL, denialMinTtl: MIN_TTL, staleS: 0, zones: zones.length > 0 ? zones : null, disable: { success: [], denial: [] } };
   for (const o of d.block ?? []) {
     if ((o.name === 'success' || o.name === 'denial') && o.args.length >= 1 && o.args.length <= 3 && o.block === null) {
       const capacity = wholeNumber(o, o.args[0], 'the capacity', 1);
@@ -44,7 +53,7 @@ export function cacheOptions(d: Directive): CacheOptions {
       if (o.name === 'success') [c.successCapacity, c.successTtl, c.successMinTtl] = [capacity, max ?? c.successTtl, min];
       else [c.denialCapacity, c.denialTtl, c.denialMinTtl] = [capacity, max ?? c.denialTtl, min];
     } else if (o.name === 'disable' && (o.args[0] === 'success' || o.args[0] === 'denial') && o.block === null) {
-      c.disable[o.args[0]].push(...(o.args.length === 1 ? [''] : o.args.slice(1).map((z) => (z === '.' ? '' : normalizeDomain(z)))));
+      c.disable[o.args[0]].push(...(o.args.length === 1 ? [''] : o.args.slice(1).map(zoneOf)));
     } else if (o.name === 'serve_stale' && o.args.length <= 1 && o.block === null) {
       c.staleS = Math.ceil((o.args.length === 1 ? duration(o, o.args[0], 'serve_stale', 1) : STALE_DEFAULT_MS) / 1000);
     } else {
@@ -57,5 +66,9 @@ export function cacheOptions(d: Directive): CacheOptions {
 /** dnscache's policy for `c` (null: nothing kept): TTLs capped as written, denials kept no longer than their cap. */
 export function cachePolicy(c: CacheOptions | null): CachePolicy {
   if (c === null) return { size: 0, noNegcache: true, negTtl: 0, minCacheTtl: 0, maxCacheTtl: 0, maxNegTtl: 0, staleS: 0 };
-  return { size: c.successCapacity + c.denialCapacity, noNegcache: c.denialTtl === 0, negTtl: c.denialTtl, minCacheTtl: Math.min(c.successMinTtl, c.successTtl), minNegTtl: Math.min(c.denialMinTtl, c.denialTtl), maxCacheTtl: c.successTtl, maxNegTtl: c.denialTtl, staleS: c.staleS };
+  const zones = (list: string[]) => (list.length > 0 ? list : undefined);
+  return {
+    size: c.successCapacity + c.denialCapacity, noNegcache: c.denialTtl === 0, negTtl: c.denialTtl, minCacheTtl: Math.min(c.successMinTtl, c.successTtl), minNegTtl: Math.min(c.denialMinTtl, c.denialTtl), maxCacheTtl: c.successTtl, maxNegTtl: c.denialTtl, staleS: c.staleS,
+    zones: c.zones ?? undefined, disableSuccess: zones(c.disable.success), disableDenial: zones(c.disable.denial),
+  };
 }

@@ -1,10 +1,12 @@
-// `forward FROM TO... { force_tcp; prefer_udp; max_concurrent N; policy random|round_robin|sequential;
+// `forward FROM TO... { except ZONES...; force_tcp; prefer_udp; max_concurrent N; policy random|round_robin|sequential;
 // expire D; max_fails N; health_check D }`: TO an address (`ip[:port]`, `dns://ip[:port]`, `[v6]:port`)
 // or a resolv.conf path (its nameservers). As CoreDNS: at most N queries in flight upstream (beyond
 // them REFUSED), the first server tried by the policy (random unsaid), an upstream down after more
 // than max_fails (2) unanswered tries in a row and probed every health_check (0.5 s) until it answers,
 // pooled TCP connections closed after expire (10 s) idle. prefer_udp is what the forwarder always does
-// (UDP first, TCP after a truncated reply). Other options are refused (not served yet).
+// (UDP first, TCP after a truncated reply). Names under an `except` zone are not forwarded: with no
+// plugin after forward, CoreDNS answers them SERVFAIL, and so do ours. Other options are refused (not
+// served yet).
 
 import { isIP } from 'node:net';
 import { normalizeDomain } from '../../config/config.ts';
@@ -23,6 +25,8 @@ export interface ForwardOptions {
   /** Each resolv.conf path written as a TO. */
   resolvConfs: string[];
   settings: ForwardSettings;
+  /** `except`: zones (lowercase, no trailing dot) whose names are not forwarded. */
+  except: string[];
 }
 
 /** CoreDNS forward's defaults. */
@@ -34,9 +38,11 @@ export function forwardOptions(d: Directive, resolvServers: (path: string) => Up
   if (d.args.length < 2) throw invalid(d, 'needs a zone and at least one upstream');
   const to = d.args.slice(1);
   const s: ForwardSettings = { ...FORWARD_DEFAULTS, health: { ...FORWARD_DEFAULTS.health } };
+  const except: string[] = [];
   for (const o of d.block ?? []) {
     const one = o.args.length === 1 && o.block === null;
-    if (o.name === 'force_tcp' && o.args.length === 0 && o.block === null) s.forceTcp = true;
+    if (o.name === 'except' && o.args.length > 0 && o.block === null) except.push(...o.args.map((z) => exceptZone(o, z)));
+    else if (o.name === 'force_tcp' && o.args.length === 0 && o.block === null) s.forceTcp = true;
     else if (o.name === 'prefer_udp' && o.args.length === 0 && o.block === null) continue;
     else if (o.name === 'max_concurrent' && one) s.maxInFlight = wholeNumber(o, o.args[0], 'max_concurrent', 1);
     else if (o.name === 'policy' && one && (POLICIES as readonly string[]).includes(o.args[0])) s.policy = o.args[0] as ForwardSettings['policy'];
@@ -45,7 +51,13 @@ export function forwardOptions(d: Directive, resolvServers: (path: string) => Up
     else if (o.name === 'health_check' && one) s.health.checkMs = duration(o, o.args[0], 'health_check', 1);
     else throw unserved(o, `forward option \`${written(o)}\``);
   }
-  return { from: d.args[0] === '.' ? '' : normalizeDomain(d.args[0]), upstreams: to.flatMap((t) => upstreamsOf(d, t, resolvServers)), resolvConfs: to.filter((t) => t.startsWith('/')), settings: s };
+  return { from: d.args[0] === '.' ? '' : normalizeDomain(d.args[0]), upstreams: to.flatMap((t) => upstreamsOf(d, t, resolvServers)), resolvConfs: to.filter((t) => t.startsWith('/')), settings: s, except };
+}
+
+function exceptZone(o: Directive, zone: string): string {
+  const z = normalizeDomain(zone);
+  if (z === '') throw invalid(o, '`.` leaves nothing to forward');
+  return z;
 }
 
 function upstreamsOf(d: Directive, to: string, resolvServers: (path: string) => Upstream[]): Upstream[] {
