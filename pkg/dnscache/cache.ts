@@ -26,6 +26,10 @@ export interface CachePolicy {
    * (with TTL STALE_TTL); 0 or absent = never.
    */
   staleS?: number;
+  /** How stale answers are given (pkg/dnscache stale.ts); absent: verify, when the upstreams fail. */
+  staleMode?: 'verify' | 'immediate';
+  /** The TTL of stale answers; absent: STALE_TTL. */
+  staleTtl?: number;
   /** A Corefile cache's ZONES (canonical; '' is every name): only their names' replies are kept. Absent: every name's. */
   zones?: readonly string[];
   /** A Corefile cache's `disable success|denial ZONES`: names whose answers, or denials, are not kept. */

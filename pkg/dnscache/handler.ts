@@ -20,6 +20,7 @@ import { readTtl, writeTtl } from '../dns/walk.ts';
 import type { CachePolicy } from './cache.ts';
 import type { LoopDetector } from './loop.ts';
 import { StaleReplies } from './stale.ts';
+import type { EarlyReply } from './stale.ts';
 import { chaosReply } from './stats.ts';
 import type { CacheCounters } from './stats.ts';
 
@@ -142,7 +143,7 @@ export class CachingHandler {
     this.statistics = o.statistics;
     this.addSubnet = o.addSubnet === true;
     this.scoped = this.addSubnet && o.policy.size > 0 ? new LRUCache({ max: o.policy.size }) : null;
-    this.stale = (o.policy.staleS ?? 0) > 0 && o.policy.size > 0 ? new StaleReplies(o.policy.size, o.policy.staleS!) : null;
+    this.stale = StaleReplies.of(o.policy);
     this.shared = o.sharedStore !== undefined && o.policy.size > 0 && o.sharedStore.maxBytes > 0 ? this.sharedLru(o.policy.size, o.sharedStore.maxBytes) : null;
   }
 
@@ -206,6 +207,8 @@ export class CachingHandler {
         return { wire: kept.wire, tag: this.tagOf(kept.wire) };
       }
     }
+    const early = asker === null && this.stale?.immediate === true ? this.stale.early(key) : null;
+    if (early !== null) return this.earlyAnswer(q, key, early);
     const pending = this.inflight.get(key);
     if (this.logQueries) {
       this.log.info('query', { name: q.qname, type: question.type, from: pending !== undefined ? 'shared' : 'forwarded', client: q.remoteAddress });
@@ -285,6 +288,15 @@ export class CachingHandler {
       }
     }
     return { wire, ttl };
+  }
+
+  /** serve-stale immediate: a reply kept for the question answered without asking upstream; an expired one refreshed behind it. */
+  private earlyAnswer(q: Query, key: string, early: EarlyReply): Answer {
+    if (this.logQueries) this.log.info('query', { name: q.qname, type: q.question.type, from: early.ttl > 0 ? 'cache' : 'stale', client: q.remoteAddress });
+    if (early.ttl > 0) return { wire: early.wire, cacheable: true, ttl: early.ttl, tag: this.tagOf(early.wire) };
+    if (!this.inflight.has(key)) this.stale!.refresh(key, () => this.forward(q, key, null));
+    this.stats.stale++;
+    return { wire: early.wire, tag: this.tagBase + AnswerKind.stale };
   }
 
   /** The stale reply to a question, every TTL STALE_TTL; null when none is kept. */

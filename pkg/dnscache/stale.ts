@@ -1,37 +1,84 @@
-// serve-stale (RFC 8767): the last good reply to each question, kept `staleS` past its expiry, for
-// when the upstreams fail: answered with every TTL STALE_TTL. dnscache's, node-cache's and a
-// Corefile kube-dns's forwarded replies.
+// serve-stale (RFC 8767): the last good reply to each question, kept `staleS` past its expiry.
+// `verify` (dnscache's and node-cache's flags; a Corefile's `serve_stale ... verify`): answered when
+// the upstreams fail. `immediate` (a Corefile's unsaid mode, as CoreDNS's): an expired reply is answered
+// at once and refreshed behind it, one refresh per question at a time; a reply refreshed so is answered
+// from here, aged, until the next miss. Stale answers carry every TTL `staleTtl` (RFC 8767's 30 s
+// unsaid). dnscache's, node-cache's and a Corefile kube-dns's forwarded replies.
 
 import { LRUCache } from 'lru-cache';
-import { writeTtl } from '../dns/walk.ts';
+import { readTtl, writeTtl } from '../dns/walk.ts';
 import { STALE_TTL } from './cache.ts';
+import type { CachePolicy } from './cache.ts';
 
 interface StaleEntry {
   wire: Uint8Array;
   ttlOffsets: readonly number[];
+  storedAt: number;
+  /** Seconds it was good for from storedAt. */
+  ttl: number;
+}
+
+/** What `early` found: the reply to answer, the seconds it may be kept (0: not), and whether it is to be refreshed. */
+export interface EarlyReply {
+  wire: Buffer;
+  ttl: number;
+  refresh: boolean;
 }
 
 export class StaleReplies {
+  readonly immediate: boolean;
   private readonly kept: LRUCache<string, StaleEntry>;
   private readonly staleS: number;
+  private readonly staleTtl: number;
+  private readonly refreshing = new Set<string>();
 
-  /** At most `capacity` questions, each kept `staleS` seconds past its TTL. */
-  constructor(capacity: number, staleS: number) {
-    this.kept = new LRUCache({ max: capacity });
-    this.staleS = staleS;
+  /** `policy`'s serve-stale store; null when it has none (no staleS, or nothing kept). */
+  static of(policy: CachePolicy): StaleReplies | null {
+    return (policy.staleS ?? 0) > 0 && policy.size > 0 ? new StaleReplies(policy) : null;
+  }
+
+  /** At most `size` questions, each kept `staleS` seconds past its TTL. */
+  private constructor(p: CachePolicy) {
+    this.kept = new LRUCache({ max: p.size });
+    this.staleS = p.staleS!;
+    this.staleTtl = p.staleTtl ?? STALE_TTL;
+    this.immediate = p.staleMode === 'immediate';
   }
 
   /** `wire` (read only from now on: the caller's copy) is the good reply to `key` for `ttl` seconds; its TTLs at `ttlOffsets`. */
   keep(key: string, wire: Uint8Array, ttlOffsets: readonly number[], ttl: number): void {
-    this.kept.set(key, { wire, ttlOffsets }, { ttl: (ttl + this.staleS) * 1000 });
+    this.kept.set(key, { wire, ttlOffsets, storedAt: Date.now(), ttl }, { ttl: (ttl + this.staleS) * 1000 });
   }
 
-  /** A copy of the stale reply to `key`, every TTL STALE_TTL; null when none is kept. */
+  /** A copy of the stale reply to `key`, every TTL staleTtl; null when none is kept. */
   answer(key: string): Buffer | null {
     const e = this.kept.get(key);
+    return e === undefined ? null : this.copy(e, () => this.staleTtl);
+  }
+
+  /**
+   * `immediate`, on a miss: the reply kept for `key`, aged, with the seconds it has left while good;
+   * past them a stale copy, not to be kept, and `refresh` (see refresh()); null when none is kept.
+   */
+  early(key: string): EarlyReply | null {
+    const e = this.kept.get(key);
     if (e === undefined) return null;
+    const age = Math.floor((Date.now() - e.storedAt) / 1000);
+    if (age < e.ttl) return { wire: this.copy(e, (ttl) => Math.max(0, ttl - age)), ttl: e.ttl - age, refresh: false };
+    return { wire: this.copy(e, () => this.staleTtl), ttl: 0, refresh: true };
+  }
+
+  /** Runs `fetch` (which keeps what it gets) for `key` unless one already runs for it. */
+  refresh(key: string, fetch: () => Promise<unknown>): void {
+    if (this.refreshing.has(key)) return;
+    this.refreshing.add(key);
+    const done = () => this.refreshing.delete(key);
+    fetch().then(done, done);
+  }
+
+  private copy(e: StaleEntry, ttlOf: (kept: number) => number): Buffer {
     const wire = Buffer.from(e.wire);
-    for (const off of e.ttlOffsets) writeTtl(wire, off, STALE_TTL);
+    for (const off of e.ttlOffsets) writeTtl(wire, off, ttlOf(readTtl(wire, off)));
     return wire;
   }
 }

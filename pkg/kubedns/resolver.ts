@@ -99,8 +99,7 @@ export class Resolver {
 
   constructor(opts: ResolverOptions) {
     this.o = opts;
-    const p = opts.forwardCache;
-    this.stale = p !== undefined && (p.staleS ?? 0) > 0 && p.size > 0 ? new StaleReplies(p.size, p.staleS!) : null;
+    this.stale = opts.forwardCache === undefined ? null : StaleReplies.of(opts.forwardCache);
   }
 
   readonly handle = (q: Query): Answer | null | Promise<Answer> => {
@@ -335,8 +334,15 @@ export class Resolver {
     const tag = SYSTEM_TAG[system];
     const request = { ...q.message, questions: [q.question], answers: [], authorities: [], additionals: [] };
     const key = this.stale === null ? '' : questionKey(q.qname, q.question.type, q.question.class, q.message.edns?.do === true, q.message.cd);
+    const query = encodeMessage(request).bytes;
+    const early = this.stale?.immediate === true ? this.stale.early(key) : null;
+    if (early !== null) {
+      // serve_stale immediate: an expired reply at once, refreshed behind it.
+      if (early.refresh) this.stale!.refresh(key, () => this.o.forwarder.forward(query, q.qname).then((wire) => this.kept(wire, key, q.qname)));
+      return early.ttl > 0 ? { wire: early.wire, cacheable: true, ttl: early.ttl, tag } : { wire: early.wire, cacheable: false, tag };
+    }
     try {
-      const wire = await this.o.forwarder.forward(encodeMessage(request).bytes, q.qname);
+      const wire = await this.o.forwarder.forward(query, q.qname);
       const ttl = this.kept(wire, key, q.qname);
       return ttl > 0 ? { wire, cacheable: true, ttl, tag } : { wire, cacheable: false, tag };
     } catch (err) {

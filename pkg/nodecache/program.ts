@@ -132,7 +132,8 @@ export class NodeCache {
     // Imports are relative to the base Corefile's folder (the mounted ConfigMap), as CoreDNS reads it.
     const blocks = parseCorefile(rendered.text, { path: o.baseCorefile, warn: (message) => this.log.warn('Corefile import', { problem: message }) });
     const plan = planCorefile(blocks, { defaultPort: o.dnsPort });
-    for (const z of plan.zones) if (z.cache !== null && z.cache.staleS === 0) z.cache.staleS = o.serveStaleS;
+    // -serve-stale: as node-cache's flag always served it, answered when the upstreams fail.
+    for (const z of plan.zones) if (z.cache !== null && z.cache.staleS === 0) Object.assign(z.cache, { staleS: o.serveStaleS, staleMode: 'verify' });
     if (rendered.text !== this.corefileText) {
       writeFileSync(o.corefile, rendered.text);
       this.corefileText = rendered.text;

@@ -204,16 +204,18 @@ t.test("kube-dns -conf with k3s's Corefile shape: hosts from a NodeHosts file (r
   t.pass('NodeHosts re-read');
 });
 
-t.test('cache { serve_stale }: a forwarded answer kept past its TTL is answered while the upstream is silent', async (t) => {
+t.test('cache { serve_stale }: a forwarded answer kept past its TTL is answered while the upstream is silent: at once and refreshed behind (immediate, unsaid), or once the upstream failed (verify)', async (t) => {
   if (!e2eCanRun(t)) return;
   const cluster = await startCluster(t);
   const dir = mkdtempSync(join(tmpdir(), 'kdt-corefile-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const up = await startDnsmasq(t, ['192.0.2.7 www.example.org'], ['--local-ttl=1']);
   t.teardown(() => void process.kill(up.pid, 'SIGCONT'));
-  const dns = await freePort();
-  const ready = await freePort();
-  writeFileSync(join(dir, 'Corefile'), `.:${dns} {
+  const serve = async (mode: string) => {
+    const dns = await freePort();
+    const ready = await freePort();
+    const conf = join(dir, `Corefile-${mode || 'unsaid'}`);
+    writeFileSync(conf, `.:${dns} {
     bind 127.0.0.1
     ready 127.0.0.1:${ready}
     kubernetes cluster.local {
@@ -222,21 +224,37 @@ t.test('cache { serve_stale }: a forwarded answer kept past its TTL is answered 
     forward . 127.0.0.1:${up.port}
     cache 30 {
       success 9984 30 0
-      serve_stale 1h
+      serve_stale 1h ${mode}
     }
 }
 `);
-  const kd = startCommand(t, [process.execPath, `${repoRoot}cmd/kube-dns/main.ts`, '-conf', join(dir, 'Corefile')], {}, 'kube-dns');
-  await eventually(async () => (await get(ready, '/ready').catch(() => ({ status: 0 }))).status === 200, 'ready', WAIT).catch((err) => t.fail(`${err}\n${kd.output()}`));
-  const fresh = await dig(dns, 'www.example.org');
-  t.same(answers(fresh), ['192.0.2.7']);
-  t.equal(fresh.answer[0].ttl, 1, "the upstream's TTL");
+    const kd = startCommand(t, [process.execPath, `${repoRoot}cmd/kube-dns/main.ts`, '-conf', conf], {}, 'kube-dns');
+    await eventually(async () => (await get(ready, '/ready').catch(() => ({ status: 0 }))).status === 200, 'ready', WAIT).catch((err) => t.fail(`${err}\n${kd.output()}`));
+    const fresh = await dig(dns, 'www.example.org');
+    t.same(answers(fresh), ['192.0.2.7']);
+    t.equal(fresh.answer[0].ttl, 1, "the upstream's TTL");
+    return dns;
+  };
+  const timed = async (dns: number, name: string) => {
+    const start = Date.now();
+    const r = await dig(dns, name);
+    return { r, ms: Date.now() - start };
+  };
+  const [immediate, verify] = [await serve(''), await serve('verify')];
   process.kill(up.pid, 'SIGSTOP');
   await new Promise((r) => setTimeout(r, 1500));
-  const stale = await dig(dns, 'www.example.org');
-  t.same(answers(stale), ['192.0.2.7'], 'expired, the upstream silent: the stale answer');
-  t.equal(stale.answer[0].ttl, 30, "with RFC 8767's TTL of 30 s");
-  t.equal((await dig(dns, 'other.example.org')).status, 'SERVFAIL', 'a name never answered has no stale answer');
+  for (const [mode, dns] of [['immediate', immediate], ['verify', verify]] as const) {
+    const { r: stale, ms } = await timed(dns, 'www.example.org');
+    t.same(answers(stale), ['192.0.2.7'], `${mode}: expired, the upstream silent: the stale answer`);
+    t.equal(stale.answer[0].ttl, 30, `${mode}: with RFC 8767's TTL of 30 s`);
+    if (mode === 'immediate') t.ok(ms < 1000, `immediate: answered at once (${ms} ms)`);
+    else t.ok(ms >= 1500, `verify: answered once the upstream failed (${ms} ms)`);
+    t.equal((await dig(dns, 'other.example.org')).status, 'SERVFAIL', `${mode}: a name never answered has no stale answer`);
+  }
+  process.kill(up.pid, 'SIGCONT');
+  t.equal((await dig(immediate, 'www.example.org')).answer[0].ttl, 30, 'immediate, the upstream back: stale once more, refreshed behind it');
+  await eventually(async () => (await dig(immediate, 'www.example.org')).answer[0].ttl <= 1, 'the refreshed answer (TTL 1) served from then on', 5000);
+  t.pass('refreshed');
 });
 
 t.test("SIGTERM under kubeadm's probes: answering on past lameduck until the pod's endpoint is no longer serving, never past its deletion deadline", async (t) => {

@@ -47,8 +47,8 @@ t.test('the template, planned: four zones on both addresses, the cache and forwa
     ['ip6.arpa', 53, ['169.254.20.10', '10.96.0.10'], true, ['10.96.100.7:53']],
     ['', 53, ['169.254.20.10', '10.96.0.10'], false, ['10.200.0.1:53']],
   ]);
-  t.same(p.zones[0].cache, { successCapacity: 9984, successTtl: 30, successMinTtl: 5, denialCapacity: 9984, denialTtl: 5, denialMinTtl: 5, staleS: 0, zones: null, disable: { success: [], denial: [] } }, 'success 9984 30, denial 9984 5');
-  t.same(p.zones[1].cache, { successCapacity: 9984, successTtl: 30, successMinTtl: 5, denialCapacity: 9984, denialTtl: 30, denialMinTtl: 5, staleS: 0, zones: null, disable: { success: [], denial: [] } }, 'cache 30 caps both');
+  t.same(p.zones[0].cache, { successCapacity: 9984, successTtl: 30, successMinTtl: 5, denialCapacity: 9984, denialTtl: 5, denialMinTtl: 5, staleS: 0, staleMode: 'immediate', staleTtl: 30, zones: null, disable: { success: [], denial: [] } }, 'success 9984 30, denial 9984 5');
+  t.same(p.zones[1].cache, { successCapacity: 9984, successTtl: 30, successMinTtl: 5, denialCapacity: 9984, denialTtl: 30, denialMinTtl: 5, staleS: 0, staleMode: 'immediate', staleTtl: 30, zones: null, disable: { success: [], denial: [] } }, 'cache 30 caps both');
   t.ok(p.zones.every((z) => z.logErrors && z.loopDetect && z.log.length === 0), 'errors and loop everywhere, no log');
   t.equal(p.metrics, ':9253');
   t.equal(p.health, '169.254.20.10:8080');
@@ -78,6 +78,19 @@ t.test('forward to a resolv.conf path, its except, and serve_stale', async (t) =
   t.match(cachePolicy(zoned), { zones: ['example.org', 'corp.internal'], disableSuccess: undefined, disableDenial: ['corp.internal'] });
   t.equal(p.zones[0].cache?.staleS, 600);
   t.equal(plan('.:53 {\n  cache {\n    serve_stale\n  }\n  forward . 1.1.1.1\n}').zones[0].cache?.staleS, 3600, "CoreDNS's default hour");
+  const stale = (line: string) => plan(`.:53 {\n  cache {\n    ${line}\n  }\n  forward . 1.1.1.1\n}`).zones[0].cache;
+  t.match(stale('serve_stale'), { staleMode: 'immediate', staleTtl: 30 }, "CoreDNS's mode unsaid, RFC 8767's TTL (CoreDNS's 0 breaks it)");
+  t.match(stale('serve_stale 10m verify'), { staleS: 600, staleMode: 'verify', staleTtl: 30 });
+  t.match(stale('serve_stale 1h immediate 10s 0'), { staleMode: 'immediate', staleTtl: 10 });
+  t.match(stale('serve_stale 1h verify 0 0s'), { staleMode: 'verify', staleTtl: 0 });
+  const refused: [string, RegExp][] = [
+    ['serve_stale 1h verify 100ms', /VERIFY_TIMEOUT above 0 .* is not served/],
+    ['serve_stale 1h immediate 30s 30s', /FAILURE_RECHECK above 0 is not served/],
+    ['serve_stale 1h later', /the mode is immediate or verify, not "later"/],
+    ['serve_stale 1h immediate 1500ms', /RESPONSE_TTL must be whole seconds/],
+    ['serve_stale 1h immediate 30s 0 0', /too many arguments/],
+  ];
+  for (const [line, message] of refused) t.throws(() => stale(line), { message }, line);
 });
 
 t.test('what node-cache does not serve is an error at the line, never ignored', async (t) => {
