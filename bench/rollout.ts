@@ -30,8 +30,11 @@ const RUNS = Number(process.env.BENCH_ROLLOUT_RUNS ?? 5);
 type Path = 'direct' | 'node-cache';
 const PATHS = (process.env.BENCH_ROLLOUT_PATHS ?? 'direct,node-cache').split(',') as Path[];
 const COREDNS_IMAGE = 'coredns/coredns:v1.15.0';
-/** Long enough for either system's slowest disruption (a rollout of CoreDNS waits for 10 s probes). */
-const SECONDS: Record<Disruption, number> = { 'pod deleted': 30, 'rollout restart': 60 };
+/**
+ * Long enough for every system's slowest disruption: a rollout of CoreDNS waits for 10 s probes, and ours
+ * in the coredns Deployment answers until kubeadm's probe takes the pod out (20-30 s after SIGTERM).
+ */
+const SECONDS: Record<Disruption, number> = { 'pod deleted': 45, 'rollout restart': 100 };
 const NS = 'default';
 const CLIENT = 'client';
 
