@@ -1,25 +1,23 @@
 // CoreDNS's cache sits before the plugins that answer from what they hold (template, hosts) and caps
 // their replies' TTLs as they pass: every record of a reply gets the reply's least TTL (for NXDOMAIN
 // and NODATA the SOA's MINIMUM too), raised to the cache's MINTTL (5 s) and capped at its success or
-// denial TTL (plugin/cache WriteMsg, computeTTL, dnsutil.MinimalTTL), for the names the cache keeps (its
-// zones, less what `disable` takes out). A chained handler that does the same to what a handler answers.
+// denial TTL (plugin/cache WriteMsg, computeTTL, dnsutil.MinimalTTL), for the names the cache sees (its
+// zones; `disable` keeps a reply out of it but caps it all the same). A chained handler that does the same to what a handler answers.
 
 import type { ChainedHandler } from '../dns/chain.ts';
 import { Rcode, Type } from '../dns/constants.ts';
 import type { Message, ResourceRecord, SoaData } from '../dns/message.ts';
 import type { Answer, Handler } from '../dns/server.ts';
-import { keepsName } from '../dnscache/cache.ts';
-import type { CachePolicy } from '../dnscache/cache.ts';
+import { seesName } from '../dnscache/cache.ts';
 import { cachePolicy } from './plugins/cache.ts';
 import type { CacheOptions } from './plugins/cache.ts';
 
-/** `m` with every record's TTL as the cache leaves it: new records, the handler's own untouched; as it is where the cache keeps nothing of `qname`. */
-function capTtls(m: Message, cache: CacheOptions, kept: CachePolicy, qname: string): Message {
+/** `m` with every record's TTL as the cache leaves it: new records, the handler's own untouched. */
+function capTtls(m: Message, cache: CacheOptions): Message {
   const records: ResourceRecord[] = [...m.answers, ...m.authorities, ...m.additionals];
   if (records.length === 0) return m;
   const soa = m.authorities.find((rr) => rr.type === Type.SOA);
   const denial = m.rcode === Rcode.NXDOMAIN || (m.rcode === Rcode.NOERROR && m.answers.length === 0 && soa !== undefined);
-  if (!keepsName(kept, qname, denial)) return m;
   let least = Math.min(...records.map((rr) => rr.ttl));
   if (denial && soa !== undefined) least = Math.min(least, (soa.data as SoaData).minimum);
   const [min, max] = denial ? [cache.denialMinTtl, cache.denialTtl] : [cache.successMinTtl, cache.successTtl];
@@ -35,16 +33,18 @@ function capTtls(m: Message, cache: CacheOptions, kept: CachePolicy, qname: stri
  * the resolver's policy).
  */
 export function cachedAfter(handler: ChainedHandler, cache: CacheOptions): ChainedHandler {
-  const kept = cachePolicy(cache);
+  const seen = cachePolicy(cache);
   return (q, next) => {
+    // A name outside the cache's zones passes it untouched; `disable` keeps a reply out but caps it all the same.
+    if (!seesName(seen, q.qname)) return handler(q, next);
     let fromNext: Answer | null | undefined;
-    const seen: Handler = (asked) => {
+    const onward: Handler = (asked) => {
       const r = next(asked);
       if (r instanceof Promise) return r.then((v) => (fromNext = v));
       return (fromNext = r);
     };
-    const cap = (x: Answer | null): Answer | null => (x === null || x === fromNext || x.message === undefined ? x : { ...x, message: capTtls(x.message, cache, kept, q.qname) });
-    const a = handler(q, seen);
+    const cap = (x: Answer | null): Answer | null => (x === null || x === fromNext || x.message === undefined ? x : { ...x, message: capTtls(x.message, cache) });
+    const a = handler(q, onward);
     return a instanceof Promise ? a.then(cap) : cap(a);
   };
 }

@@ -35,6 +35,8 @@ export interface CachePolicy {
   /** A Corefile cache's `disable success|denial ZONES`: names whose answers, or denials, are not kept. */
   disableSuccess?: readonly string[];
   disableDenial?: readonly string[];
+  /** Zones the cache does not see (a Corefile's stub block without a cache): their replies pass untouched. */
+  bypass?: readonly string[];
 }
 
 /** The TTL of a stale answer (RFC 8767 §4: 30 s). */
@@ -54,25 +56,33 @@ export function clampTtl(ttl: number, p: Pick<CachePolicy, 'minCacheTtl' | 'maxC
  * question's, for a policy with zones.
  */
 export function cacheTtl(reply: Uint8Array, p: CachePolicy, qname: string): number {
-  return lifetime(readReplyShape(reply), p, qname);
+  const shape = readReplyShape(reply);
+  return seesName(p, qname) && !disabledFor(p, qname, shape) ? lifetime(shape, p) : 0;
 }
 
 /** Whether canonical `qname` is under one of `zones`. */
 const held = (zones: readonly string[], qname: string) => zones.some((z) => inZone(z, qname));
 
-/** Whether `p`'s zones and `disable` let a reply to canonical `qname` be kept (`denial`: NXDOMAIN or NODATA). */
-export function keepsName(p: Pick<CachePolicy, 'zones' | 'disableSuccess' | 'disableDenial'>, qname: string, denial: boolean): boolean {
-  if (p.zones !== undefined && !held(p.zones, qname)) return false;
-  const disabled = denial ? p.disableDenial : p.disableSuccess;
-  return disabled === undefined || !held(disabled, qname);
+/**
+ * Whether the cache sees replies to canonical `qname` at all: a Corefile cache's ZONES, less the zones
+ * it is bypassed for (a stub block without a cache). What it does not see passes untouched, as CoreDNS's.
+ */
+export function seesName(p: Pick<CachePolicy, 'zones' | 'bypass'>, qname: string): boolean {
+  return (p.zones === undefined || held(p.zones, qname)) && (p.bypass === undefined || !held(p.bypass, qname));
 }
 
-function lifetime(shape: ReplyShape | null, p: CachePolicy, qname: string): number {
+/** Whether `disable` keeps a reply from being stored; its TTLs are capped all the same, as CoreDNS's are. */
+function disabledFor(p: CachePolicy, qname: string, shape: ReplyShape | null): boolean {
+  const disabled = shape !== null && isNegative(shape) ? p.disableDenial : p.disableSuccess;
+  return disabled !== undefined && held(disabled, qname);
+}
+
+const isNegative = (shape: ReplyShape) => shape.rcode === Rcode.NXDOMAIN || shape.answerCount === 0;
+
+function lifetime(shape: ReplyShape | null, p: CachePolicy): number {
   if (shape === null || shape.truncated) return 0;
   if (shape.rcode !== Rcode.NOERROR && shape.rcode !== Rcode.NXDOMAIN) return 0;
-  const negative = shape.rcode === Rcode.NXDOMAIN || shape.answerCount === 0;
-  if (!keepsName(p, qname, negative)) return 0;
-  if (negative) {
+  if (isNegative(shape)) {
     if (p.noNegcache) return 0;
     const ttl = shape.soaNegativeTtl >= 0 ? shape.soaNegativeTtl : p.negTtl;
     const kept = ttl > 0 ? clampTtl(ttl, { minCacheTtl: p.minNegTtl ?? p.minCacheTtl, maxCacheTtl: p.maxCacheTtl }) : 0;
@@ -83,9 +93,9 @@ function lifetime(shape: ReplyShape | null, p: CachePolicy, qname: string): numb
 
 /**
  * Readies an upstream reply for the cache: returns the seconds it may be kept (0 = not kept, and the
- * reply is left alone), and when kept rewrites every TTL in place (OPT excluded) to the clamped TTL,
- * capped at that lifetime, so no record claims more time than its entry has (a negative answer's
- * SOA included).
+ * reply is left alone, but where only `disable` keeps it out), and when kept rewrites every TTL in place
+ * (OPT excluded) to the clamped TTL, capped at that lifetime, so no record claims more time than its
+ * entry has (a negative answer's SOA included). `qname` (canonical) is the question's.
  */
 export function prepareForCache(reply: Uint8Array, p: CachePolicy, qname: string): number {
   return prepareForKeeping(reply, p, qname).ttl;
@@ -95,12 +105,12 @@ const NOT_KEPT = { ttl: 0, ttlOffsets: [] as readonly number[] };
 
 /** prepareForCache, and where the reply's TTLs are, for a cache of the caller's own (one walk of the reply). */
 export function prepareForKeeping(reply: Uint8Array, p: CachePolicy, qname: string): { ttl: number; ttlOffsets: readonly number[] } {
-  if (p.size <= 0) return NOT_KEPT;
+  if (p.size <= 0 || !seesName(p, qname)) return NOT_KEPT;
   const shape = readReplyShape(reply);
-  const ttl = lifetime(shape, p, qname);
+  const ttl = lifetime(shape, p);
   if (ttl <= 0 || shape === null) return NOT_KEPT;
   for (const off of shape.ttlOffsets) writeTtl(reply, off, Math.min(ttl, clampTtl(readTtl(reply, off), p)));
-  return { ttl, ttlOffsets: shape.ttlOffsets };
+  return disabledFor(p, qname, shape) ? NOT_KEPT : { ttl, ttlOffsets: shape.ttlOffsets };
 }
 
 /**

@@ -262,7 +262,7 @@ function routeRoot(whole: KubeDnsCorefile, b: Block): void {
   }
   // kube-dns's own answers are kept until the cluster changes them whatever the cache says: its
   // zones and `disable` are about what is forwarded (which a cache of CoreDNS's keeps the same way).
-  if (b.cache !== null) whole.cache = { ...b.cache, disable: { success: [...b.cache.disable.success], denial: [...b.cache.disable.denial] } };
+  if (b.cache !== null) whole.cache = { ...b.cache, disable: { success: [...b.cache.disable.success], denial: [...b.cache.disable.denial] }, bypass: [] };
 }
 
 /** What a block of another zone may hold: its forward (a stub domain), chaos, and what applies to the whole process. */
@@ -277,11 +277,13 @@ function otherBlock(whole: KubeDnsCorefile, b: Block): void {
   // One cache keeps what every route forwards: a stub block's must be the root's (OpenShift writes the
   // same in each; the Kubernetes docs' stub example writes kubeadm's `cache 30`) but for its `disable`,
   // which holds for names, so the block's (of its own zone) join the one cache's.
-  const kept = (c: CacheOptions | null) => JSON.stringify(c === null ? null : { ...c, disable: null });
+  const kept = (c: CacheOptions | null) => JSON.stringify(c === null ? null : { ...c, disable: null, bypass: null });
   if (b.cache !== null && kept(b.cache) !== kept(whole.cache)) throw unserved(b, `a cache in the block of ${b.zone} other than the root's (kube-dns keeps what it forwards in one cache)`);
   if (b.cache !== null && whole.cache !== null) {
     for (const kind of ['success', 'denial'] as const) whole.cache.disable[kind].push(...b.cache.disable[kind].map((z) => (z === '' ? b.zone : z)).filter((z) => inZone(b.zone, z)));
   }
+  // A stub block without a cache: what it forwards passes the one cache untouched.
+  if (b.cache === null && b.forward !== null && whole.cache !== null) whole.cache.bypass.push(b.zone);
   if (b.forward === null) return;
   if (b.forward.from !== '' && b.forward.from !== b.zone) throw unserved(b, `forward for ${b.forward.from} inside the block of ${b.zone}`);
   // One forwarder serves every route: what a stub block's forward writes must be the root's, but its policy.

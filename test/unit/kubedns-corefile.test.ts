@@ -113,6 +113,8 @@ t.test("cache ZONES and disable: what is forwarded kept for those zones only, a 
   const k = plan('.:53 {\n  kubernetes cluster.local\n  forward . 1.1.1.1\n  cache 30 . {\n    disable success example.org\n  }\n}\ncorp.example {\n  forward . 10.1.0.1\n  cache 30 . {\n    disable denial\n    disable success other.example\n  }\n}\n');
   t.same(k.cache?.zones, ['']);
   t.same(k.cache?.disable, { success: ['example.org'], denial: ['corp.example'] }, "the stub block's bare disable is its zone; one outside it never sees a name");
+  const bare = plan('.:53 {\n  kubernetes cluster.local\n  forward . 1.1.1.1\n  cache 30\n}\ncorp.example {\n  forward . 10.1.0.1\n}\n');
+  t.same(bare.cache?.bypass, ['corp.example'], 'a stub block without a cache: its names pass the one cache untouched, as in CoreDNS');
 });
 
 t.test('kubernetes endpoint_pod_names and noendpoints', async (t) => {

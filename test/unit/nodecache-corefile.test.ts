@@ -47,8 +47,8 @@ t.test('the template, planned: four zones on both addresses, the cache and forwa
     ['ip6.arpa', 53, ['169.254.20.10', '10.96.0.10'], true, ['10.96.100.7:53']],
     ['', 53, ['169.254.20.10', '10.96.0.10'], false, ['10.200.0.1:53']],
   ]);
-  t.same(p.zones[0].cache, { successCapacity: 9984, successTtl: 30, successMinTtl: 5, denialCapacity: 9984, denialTtl: 5, denialMinTtl: 5, staleS: 0, staleMode: 'immediate', staleTtl: 30, zones: null, disable: { success: [], denial: [] } }, 'success 9984 30, denial 9984 5');
-  t.same(p.zones[1].cache, { successCapacity: 9984, successTtl: 30, successMinTtl: 5, denialCapacity: 9984, denialTtl: 30, denialMinTtl: 5, staleS: 0, staleMode: 'immediate', staleTtl: 30, zones: null, disable: { success: [], denial: [] } }, 'cache 30 caps both');
+  t.same(p.zones[0].cache, { successCapacity: 9984, successTtl: 30, successMinTtl: 5, denialCapacity: 9984, denialTtl: 5, denialMinTtl: 5, staleS: 0, staleMode: 'immediate', staleTtl: 30, zones: null, disable: { success: [], denial: [] }, bypass: [] }, 'success 9984 30, denial 9984 5');
+  t.same(p.zones[1].cache, { successCapacity: 9984, successTtl: 30, successMinTtl: 5, denialCapacity: 9984, denialTtl: 30, denialMinTtl: 5, staleS: 0, staleMode: 'immediate', staleTtl: 30, zones: null, disable: { success: [], denial: [] }, bypass: [] }, 'cache 30 caps both');
   t.ok(p.zones.every((z) => z.logErrors && z.loopDetect && z.log.length === 0), 'errors and loop everywhere, no log');
   t.equal(p.metrics, ':9253');
   t.equal(p.health, '169.254.20.10:8080');

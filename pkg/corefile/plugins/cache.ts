@@ -38,6 +38,8 @@ export interface CacheOptions {
   zones: string[] | null;
   /** `disable success|denial ZONES`: zones not kept. */
   disable: { success: string[]; denial: string[] };
+  /** Zones the cache does not see (a program's: kube-dns's stub blocks without a cache); none written. */
+  bypass: string[];
 }
 
 const zoneOf = (z: string) => (z === '.' ? '' : normalizeDomain(z));
@@ -49,7 +51,7 @@ export function cacheOptions(d: Directive): CacheOptions {
   // CoreDNS takes `cache 30s` for a zone named 30s: a cache that keeps nothing anyone asks.
   const durationLike = zones.find((z) => /^\d+(ms|s|m|h)$/.test(z));
   if (durationLike !== undefined) throw invalid(d, `${JSON.stringify(durationLike)} would be a zone: the TTL is whole seconds (30, not 30s)`);
-  const c: CacheOptions = { successCapacity: CACHE_CAPACITY, successTtl: ttl ?? MAX_TTL, successMinTtl: MIN_TTL, denialCapacity: CACHE_CAPACITY, denialTtl: ttl ?? MAX_DENIAL_TTL, denialMinTtl: MIN_TTL, staleS: 0, staleMode: 'immediate', staleTtl: STALE_TTL, zones: zones.length > 0 ? zones : null, disable: { success: [], denial: [] } };
+  const c: CacheOptions = { successCapacity: CACHE_CAPACITY, successTtl: ttl ?? MAX_TTL, successMinTtl: MIN_TTL, denialCapacity: CACHE_CAPACITY, denialTtl: ttl ?? MAX_DENIAL_TTL, denialMinTtl: MIN_TTL, staleS: 0, staleMode: 'immediate', staleTtl: STALE_TTL, zones: zones.length > 0 ? zones : null, disable: { success: [], denial: [] }, bypass: [] };
   for (const o of d.block ?? []) {
     if ((o.name === 'success' || o.name === 'denial') && o.args.length >= 1 && o.args.length <= 3 && o.block === null) {
       const capacity = wholeNumber(o, o.args[0], 'the capacity', 1);
@@ -95,6 +97,6 @@ export function cachePolicy(c: CacheOptions | null): CachePolicy {
   const zones = (list: string[]) => (list.length > 0 ? list : undefined);
   return {
     size: c.successCapacity + c.denialCapacity, noNegcache: c.denialTtl === 0, negTtl: c.denialTtl, minCacheTtl: Math.min(c.successMinTtl, c.successTtl), minNegTtl: Math.min(c.denialMinTtl, c.denialTtl), maxCacheTtl: c.successTtl, maxNegTtl: c.denialTtl, staleS: c.staleS, staleMode: c.staleMode, staleTtl: c.staleTtl,
-    zones: c.zones ?? undefined, disableSuccess: zones(c.disable.success), disableDenial: zones(c.disable.denial),
+    zones: c.zones ?? undefined, disableSuccess: zones(c.disable.success), disableDenial: zones(c.disable.denial), bypass: zones(c.bypass),
   };
 }
