@@ -21,11 +21,14 @@ export interface LeaveServiceOptions {
   log: Logger;
   /** How often the slices are read. */
   pollMs?: number;
-  /** Waited once out of every Service: kube-proxy's rate-limited sync (its minSyncPeriod is 1 s). */
+  /** Waited once out of every Service: kube-proxy's rate-limited sync (its minSyncPeriod is 1 s); 1.5 s unsaid. */
   settleMs?: number;
   /** The pod's deletion deadline when the API gives none: this long after the call. */
   fallbackMs?: number;
-  /** Left before the deletion deadline for the drain (the kubelet's SIGKILL comes at it). */
+  /**
+   * Left before the deletion deadline for the drain (the kubelet's SIGKILL comes at it, or later: the
+   * timestamp is in whole seconds, cut down); 750 ms unsaid.
+   */
   marginMs?: number;
 }
 
@@ -61,7 +64,7 @@ export async function untilOutOfService(o: LeaveServiceOptions): Promise<LeftBec
       }
       // An absent serving condition is the ready one (the API's rule for old writers).
       if (mine.every((e) => (e.conditions?.serving ?? e.conditions?.ready) === false)) {
-        await sleep(Math.min(o.settleMs ?? 2000, deadline - Date.now()));
+        await sleep(Math.min(o.settleMs ?? 1500, deadline - Date.now()));
         return 'out of every Service';
       }
     }
@@ -95,7 +98,7 @@ async function deletionDeadline(o: LeaveServiceOptions, mine: Endpoint[]): Promi
   try {
     const [pod] = await o.list(`/api/v1/namespaces/${ref.namespace}/pods?fieldSelector=${encodeURIComponent(`metadata.name=${ref.name}`)}`);
     const at = Date.parse((pod?.metadata as { deletionTimestamp?: string } | undefined)?.deletionTimestamp ?? '');
-    return Number.isNaN(at) ? null : at - (o.marginMs ?? 1500);
+    return Number.isNaN(at) ? null : at - (o.marginMs ?? 750);
   } catch (err) {
     o.log.debug(1, 'lame duck: reading the pod failed; its deadline is the default', { err });
     return null;
