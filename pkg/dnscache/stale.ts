@@ -27,6 +27,8 @@ export interface EarlyReply {
 
 export class StaleReplies {
   readonly immediate: boolean;
+  /** Stale answers given (answer() and early()'s stale copies). */
+  served = 0;
   private readonly kept: LRUCache<string, StaleEntry>;
   private readonly staleS: number;
   private readonly staleTtl: number;
@@ -53,7 +55,9 @@ export class StaleReplies {
   /** A copy of the stale reply to `key`, every TTL staleTtl; null when none is kept. */
   answer(key: string): Buffer | null {
     const e = this.kept.get(key);
-    return e === undefined ? null : this.copy(e, () => this.staleTtl);
+    if (e === undefined) return null;
+    this.served++;
+    return this.copy(e, () => this.staleTtl);
   }
 
   /**
@@ -65,6 +69,7 @@ export class StaleReplies {
     if (e === undefined) return null;
     const age = Math.floor((Date.now() - e.storedAt) / 1000);
     if (age < e.ttl) return { wire: this.copy(e, (ttl) => Math.max(0, ttl - age)), ttl: e.ttl - age, refresh: false };
+    this.served++;
     return { wire: this.copy(e, () => this.staleTtl), ttl: 0, refresh: true };
   }
 

@@ -35,6 +35,8 @@ export interface CoreDnsMetricsSource {
   overloaded(): number;
   /** Queries that found every upstream down. */
   healthcheckBroken(): number;
+  /** Forwarded questions answered stale (the cache's serve_stale). */
+  staleServed(): number;
 }
 
 export function registerCoreDnsMetrics(registry: client.Registry, s: CoreDnsMetricsSource): void {
@@ -62,6 +64,7 @@ export function registerCoreDnsMetrics(registry: client.Registry, s: CoreDnsMetr
   mirroredCounter(registry, { name: 'coredns_cache_requests_total', help: 'The count of cache requests.', labelNames: ['server', 'zones', 'view'] }, () => [[cached, forwarded()]]);
   mirroredCounter(registry, { name: 'coredns_cache_hits_total', help: 'The count of cache hits.', labelNames: ['server', 'type', 'zones', 'view'] }, () => [[{ ...cached, type: 'success' }, hits()[0]], [{ ...cached, type: 'denial' }, hits()[1]]]);
   mirroredCounter(registry, { name: 'coredns_cache_misses_total', help: 'The count of cache misses. Deprecated, derive misses from cache hits/requests counters.', labelNames: ['server', 'zones', 'view'] }, () => [[cached, forwarded() - hits()[0] - hits()[1]]]);
+  mirroredCounter(registry, { name: 'coredns_cache_served_stale_total', help: 'The number of requests served from stale cache entries.', labelNames: ['server', 'zones', 'view'] }, () => [[cached, s.staleServed()]]);
   mirroredCounter(registry, { name: 'coredns_forward_healthcheck_failures_total', help: 'Counter of the number of failed healthchecks.', labelNames: ['to'] }, () => s.upstreams().map((u) => [{ to: formatUpstream(u.server) }, u.healthcheckFailures] as const));
   mirroredCounter(registry, { name: 'coredns_forward_healthcheck_broken_total', help: 'Counter of the number of complete failures of the healthchecks.' }, () => [[{}, s.healthcheckBroken()]]);
   mirroredCounter(registry, { name: 'coredns_forward_max_concurrent_rejects_total', help: 'Counter of the number of queries rejected because the concurrent queries were at maximum.' }, () => [[{}, s.overloaded()]]);

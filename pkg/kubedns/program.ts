@@ -203,7 +203,6 @@ export class KubeDns {
     );
     if (o.source instanceof KubernetesSource) registerKubernetesSourceMetrics(this.metrics.registry, o.source);
     this.corePlugins = o.coreDnsMetrics?.plugins ?? [];
-    if (o.coreDnsMetrics) this.registerCoreDnsMetrics(o.coreDnsMetrics.zone);
     this.metrics.setStateReader(() => this.status());
     const resolver = new Resolver({
       zone: this.zone,
@@ -219,6 +218,7 @@ export class KubeDns {
       forwardCache: fw?.cache ?? undefined,
       loop: this.loop,
     });
+    if (o.coreDnsMetrics) this.registerCoreDnsMetrics(o.coreDnsMetrics.zone, resolver);
     if (serviceEntries !== null) this.metrics.setServiceEntryReader(() => serviceEntries.counts());
     this.workers = resolveWorkers(o.workers ?? 1, kubeDnsThreadBudget(o.answerCacheBytes));
     const workers = this.workers.workers;
@@ -262,7 +262,7 @@ export class KubeDns {
   }
 
   /** CoreDNS's names for what this process counts (a Corefile's server block). */
-  private registerCoreDnsMetrics(blockZone: string): void {
+  private registerCoreDnsMetrics(blockZone: string, resolver: Resolver): void {
     const o = this.o;
     const v6 = o.dnsBindAddress.includes(':');
     registerCoreDnsMetrics(this.metrics.registry, {
@@ -277,6 +277,7 @@ export class KubeDns {
       upstreams: () => this.forwarder.replyStats(),
       overloaded: () => this.forwarder.stats.overloaded,
       healthcheckBroken: () => this.forwarder.stats.healthcheckBroken,
+      staleServed: () => resolver.staleServed(),
     });
   }
 

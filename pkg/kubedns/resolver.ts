@@ -102,6 +102,11 @@ export class Resolver {
     this.stale = opts.forwardCache === undefined ? null : StaleReplies.of(opts.forwardCache);
   }
 
+  /** Questions answered stale (serve_stale). */
+  staleServed(): number {
+    return this.stale?.served ?? 0;
+  }
+
   readonly handle = (q: Query): Answer | null | Promise<Answer> => {
     const { type, class: qclass } = q.question;
     if (this.o.loop?.caught(q.qname, type, qclass)) return null;

@@ -212,12 +212,12 @@ t.test('cache { serve_stale }: a forwarded answer kept past its TTL is answered 
   const up = await startDnsmasq(t, ['192.0.2.7 www.example.org'], ['--local-ttl=1']);
   t.teardown(() => void process.kill(up.pid, 'SIGCONT'));
   const serve = async (mode: string) => {
-    const dns = await freePort();
-    const ready = await freePort();
+    const [dns, ready, metrics] = [await freePort(), await freePort(), await freePort()];
     const conf = join(dir, `Corefile-${mode || 'unsaid'}`);
     writeFileSync(conf, `.:${dns} {
     bind 127.0.0.1
     ready 127.0.0.1:${ready}
+    prometheus 127.0.0.1:${metrics}
     kubernetes cluster.local {
       kubeconfig ${cluster.kubeconfig(cluster.kubeDnsToken)}
     }
@@ -233,17 +233,17 @@ t.test('cache { serve_stale }: a forwarded answer kept past its TTL is answered 
     const fresh = await dig(dns, 'www.example.org');
     t.same(answers(fresh), ['192.0.2.7']);
     t.equal(fresh.answer[0].ttl, 1, "the upstream's TTL");
-    return dns;
+    return { dns, metrics };
   };
   const timed = async (dns: number, name: string) => {
     const start = Date.now();
     const r = await dig(dns, name);
     return { r, ms: Date.now() - start };
   };
-  const [immediate, verify] = [await serve(''), await serve('verify')];
+  const [immediate, verify] = [(await serve('')).dns, await serve('verify')];
   process.kill(up.pid, 'SIGSTOP');
   await new Promise((r) => setTimeout(r, 1500));
-  for (const [mode, dns] of [['immediate', immediate], ['verify', verify]] as const) {
+  for (const [mode, dns] of [['immediate', immediate], ['verify', verify.dns]] as const) {
     const { r: stale, ms } = await timed(dns, 'www.example.org');
     t.same(answers(stale), ['192.0.2.7'], `${mode}: expired, the upstream silent: the stale answer`);
     t.equal(stale.answer[0].ttl, 30, `${mode}: with RFC 8767's TTL of 30 s`);
@@ -251,6 +251,7 @@ t.test('cache { serve_stale }: a forwarded answer kept past its TTL is answered 
     else t.ok(ms >= 1500, `verify: answered once the upstream failed (${ms} ms)`);
     t.equal((await dig(dns, 'other.example.org')).status, 'SERVFAIL', `${mode}: a name never answered has no stale answer`);
   }
+  t.match((await get(verify.metrics, '/metrics')).body, /^coredns_cache_served_stale_total\{server="dns:\/\/127\.0\.0\.1:\d+",zones="\.",view=""\} 1$/m, 'coredns_cache_served_stale_total counts it');
   process.kill(up.pid, 'SIGCONT');
   t.equal((await dig(immediate, 'www.example.org')).answer[0].ttl, 30, 'immediate, the upstream back: stale once more, refreshed behind it');
   await eventually(async () => (await dig(immediate, 'www.example.org')).answer[0].ttl <= 1, 'the refreshed answer (TTL 1) served from then on', 5000);
