@@ -14,6 +14,7 @@
 // cluster tier needs (root, the cached binaries, test/cluster/images/build.sh) and CoreDNS's image
 // (test/cluster/images/build-coredns.sh).
 
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +24,7 @@ import { deployAddon, deployNodeLocalDns, describe, startClientPod, waitFor } fr
 import { dnsDeployment, ISSUE_LOAD, lossDuring, podsOf, prepareLoad, prepareMissLoad } from '../test/cluster/harness/rollout.ts';
 import type { Disruption } from '../test/cluster/harness/rollout.ts';
 import { readManifest, README_VALUES } from '../test/e2e/harness/manifests.ts';
+import { k8sBin } from '../test/e2e/harness/binaries.ts';
 import { benchScope, commitOf, writeResults } from './report.ts';
 import { repoRoot } from './servers.ts';
 
@@ -52,6 +54,8 @@ interface Run {
   lost: number;
   lookups: number;
   failedLookups: string[];
+  /** The deleted pod's log lines about its lame duck (pod deleted only). */
+  lameDuck: string;
 }
 
 /** Our Deployment out, kubeadm's CoreDNS in, behind the same kube-dns Service. */
@@ -71,13 +75,31 @@ async function swapInOurImage(c: NodeCluster): Promise<number> {
   return 2;
 }
 
+/**
+ * The log of the pod `kubectl delete pod` will take (the first of the workload's), followed until it
+ * exits: how its lame duck ended. Stopped by the returned function.
+ */
+async function followDeleted(c: NodeCluster, w: ReturnType<typeof dnsDeployment>): Promise<() => string> {
+  const [pod] = await podsOf(c, w.selector);
+  const kubectl = spawn(k8sBin('kubectl'), [`--kubeconfig=${c.kubeconfig}`, '-n', 'kube-system', 'logs', '-f', pod.name], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let log = '';
+  kubectl.stdout.on('data', (d: Buffer) => (log += d.toString()));
+  return () => {
+    kubectl.kill();
+    return log.split('\n').filter((l) => /lame duck|shutting down/.test(l)).join('\n');
+  };
+}
+
 async function measure(c: NodeCluster, system: System, path: Path, deployment: string, replicas: number, runs: Run[]): Promise<void> {
   if (!MEASURED.includes(system)) return;
   for (const disruption of ['pod deleted', 'rollout restart'] as const) {
     for (let i = 0; i < RUNS; i++) {
-      const r = await lossDuring(c, NS, CLIENT, { ...ISSUE_LOAD, seconds: SECONDS[disruption] }, dnsDeployment(deployment, replicas), disruption);
-      console.log(`# ${system} (${path}), ${disruption} #${i + 1}: ${r.disruptionMs} ms; dnsperf sent ${r.sent}, lost ${r.lost}; lookups ${r.lookups}, failed ${r.failedLookups.length}`);
-      runs.push({ system, path, disruption, disruptionMs: r.disruptionMs, sent: r.sent, lost: r.lost, lookups: r.lookups, failedLookups: r.failedLookups });
+      const w = dnsDeployment(deployment, replicas);
+      const follow = disruption === 'pod deleted' ? await followDeleted(c, w) : null;
+      const r = await lossDuring(c, NS, CLIENT, { ...ISSUE_LOAD, seconds: SECONDS[disruption] }, w, disruption);
+      const lameDuck = follow?.() ?? '';
+      console.log(`# ${system} (${path}), ${disruption} #${i + 1}: ${r.disruptionMs} ms; dnsperf sent ${r.sent}, lost ${r.lost}; lookups ${r.lookups}, failed ${r.failedLookups.length}${lameDuck ? `\n${lameDuck}` : ''}`);
+      runs.push({ system, path, disruption, disruptionMs: r.disruptionMs, sent: r.sent, lost: r.lost, lookups: r.lookups, failedLookups: r.failedLookups, lameDuck });
     }
   }
 }
@@ -110,6 +132,7 @@ function report(runs: Run[], when: string, load: string): string {
     }
   }
   const failures = runs.flatMap((r) => r.failedLookups.map((f) => `- ${r.system} (${r.path}), ${r.disruption}: ${f}`));
+  const ducks = runs.filter((r) => r.lameDuck !== '').map((r) => `- ${r.system} (${r.path}), lost ${r.lost}:\n${r.lameDuck.split('\n').map((l) => `  - \`${l.trim()}\``).join('\n')}`);
   return `# Rolling the cluster DNS under load (${when})
 
 ${load}
@@ -117,7 +140,7 @@ ${load}
 | path | disruption | system | dnsperf lost, per run | new-socket lookups failed, per run | disruption (s), per run |
 |---|---|---|---|---|---|
 ${rows.join('\n')}
-${failures.length > 0 ? `\nFailed lookups:\n${failures.join('\n')}\n` : ''}`;
+${failures.length > 0 ? `\nFailed lookups:\n${failures.join('\n')}\n` : ''}${ducks.length > 0 ? `\nThe deleted pods' lame ducks, from their logs:\n${ducks.join('\n')}\n` : ''}`;
 }
 
 async function main(): Promise<void> {
