@@ -6,7 +6,7 @@ import { arch, platform } from 'node:os';
 import { CorefileError } from '../../pkg/corefile/errors.ts';
 import { defineFlags, parseOrExit } from '../../pkg/flags/flags.ts';
 import { KUBE_DNS_COREFILE_PLUGINS } from '../../pkg/kubedns/corefile.ts';
-import { corefileKubeDnsOptions, corefileServedBefore } from '../../pkg/kubedns/corefile-options.ts';
+import { corefileForwardCache, corefileKubeDnsOptions, corefileServedBefore } from '../../pkg/kubedns/corefile-options.ts';
 import { CorefileSync, planCorefileAt } from '../../pkg/kubedns/corefile-sync.ts';
 import { ownAddresses, untilOutOfService } from '../../pkg/kubedns/leave-service.ts';
 import { KubeDns } from '../../pkg/kubedns/program.ts';
@@ -47,7 +47,7 @@ export async function runCorefile(argv: readonly string[]): Promise<void> {
   const source = apiSource({ kubeconfig: plan.kubeconfig ?? '', kubeconfigContext: plan.kubeconfigContext ?? '', masterUrl: plan.endpoint ?? '', endpointsApi: plan.noEndpoints ? 'none' : 'endpointslices', configMap: '', configMapNamespace: 'kube-system', silentWatchMs: 300_000 }, log);
   const sync = new CorefileSync(f.conf, read, ctx, log.child('corefile'));
   const kubeDns = new KubeDns({ ...corefileKubeDnsOptions(plan, sync, log), source, version: VERSION });
-  sync.onPlugins = (next) => kubeDns.replacePlugins(corefileServedBefore(next, log), next.plugins);
+  sync.onPlugins = (next) => kubeDns.replacePlugins(corefileServedBefore(next, log), next.plugins, corefileForwardCache(next));
   await kubeDns.start().catch((err: Error) => {
     log.error('cannot start', { err: err.message });
     process.exit(1);

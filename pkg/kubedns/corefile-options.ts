@@ -4,6 +4,7 @@
 
 import { answeringPlugins } from '../corefile/answering.ts';
 import { cachePolicy } from '../corefile/plugins/cache.ts';
+import type { CachePolicy } from '../dnscache/cache.ts';
 import type { Logger } from '../log/log.ts';
 import type { KubeDnsCorefile } from './corefile.ts';
 import type { CorefileSync } from './corefile-sync.ts';
@@ -22,6 +23,11 @@ export function listenAddress(address: string): { host: string; port: number } {
 /** The plugins that answer before kube-dns's own, in CoreDNS's order (at start, and at every reload that changes them). */
 export function corefileServedBefore(k: KubeDnsCorefile, log: Logger): ServedBefore[] {
   return answeringPlugins(k, k.cache, log);
+}
+
+/** The policy of what `k` forwards and keeps (its `cache`); undefined: nothing kept. At start, and at every reload that changes its zones. */
+export function corefileForwardCache(k: KubeDnsCorefile): CachePolicy | undefined {
+  return k.cache === null ? undefined : cachePolicy(k.cache);
 }
 
 /** kube-dns's options for `k`, its source aside; `configSync` carries the routes and their reloads. */
@@ -63,7 +69,7 @@ export function corefileKubeDnsOptions(k: KubeDnsCorefile, configSync: CorefileS
     forwarding: {
       // A stub block's policy as the Corefile in force says (a reload may add or change one).
       settings: { ...k.forwarding, stubPolicy: (zone) => configSync.stubPolicy(zone) },
-      cache: k.cache === null ? null : cachePolicy(k.cache),
+      cache: corefileForwardCache(k) ?? null,
       cacheEntries: k.cache === null ? null : k.cache.successCapacity + k.cache.denialCapacity,
       loopDetect: k.loop,
     },

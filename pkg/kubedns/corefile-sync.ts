@@ -23,11 +23,15 @@ export function corefileConfig(k: KubeDnsCorefile): KubeDnsConfig {
 
 /** What a reload puts in place of the running plugins (KubeDns.replacePlugins). */
 const PLUGIN_FIELDS = ['any', 'chaos', 'rewrite', 'template', 'hosts', 'file', 'plugins'] as const;
-const pluginsOf = (k: KubeDnsCorefile) => JSON.stringify(PLUGIN_FIELDS.map((f) => k[f]));
+
+/** The forward cache's zones by name (a stub block's `disable`, or its having no cache): a reload applies them with the plugins. */
+const cacheRoutes = (k: KubeDnsCorefile) => (k.cache === null ? null : { disable: k.cache.disable, bypass: k.cache.bypass });
+const pluginsOf = (k: KubeDnsCorefile) => JSON.stringify([...PLUGIN_FIELDS.map((f) => k[f]), cacheRoutes(k)]);
 
 /** The plan without what a reload applies, to tell what changed. */
 function startOnly(k: KubeDnsCorefile): string {
-  return JSON.stringify({ ...k, upstreams: undefined, stubDomains: undefined, stubPolicies: undefined, forwardExcept: undefined, ...Object.fromEntries(PLUGIN_FIELDS.map((f) => [f, undefined])) });
+  const cache = k.cache === null ? null : { ...k.cache, disable: undefined, bypass: undefined };
+  return JSON.stringify({ ...k, cache, upstreams: undefined, stubDomains: undefined, stubPolicies: undefined, forwardExcept: undefined, ...Object.fromEntries(PLUGIN_FIELDS.map((f) => [f, undefined])) });
 }
 
 /** Reads the Corefile at `path` once and plans it (imports relative to its folder; a glob matching nothing is logged); its text too, for CorefileSync. */

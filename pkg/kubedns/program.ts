@@ -154,6 +154,7 @@ export class KubeDns {
   private readonly configSync: ConfigSync;
   private readonly server: DnsServer;
   private readonly handler: Handler;
+  private readonly resolver: Resolver;
   private readonly resolverHandler: Handler;
   /** A Corefile's plugins before kube-dns's own, and their chain ending in the resolver. */
   private servedBefore: readonly ServedBefore[];
@@ -225,6 +226,7 @@ export class KubeDns {
     // --workers: every thread an answer cache of --cache-bytes, this one's among them (kubeDnsThreadBudget).
     const answers = new AnswerCache({ maxBytes: o.answerCacheBytes, maxEntries: fw?.cacheEntries ?? undefined });
     this.metrics.setAnswerCacheReader(() => answers);
+    this.resolver = resolver;
     this.resolverHandler = resolver.handle;
     this.servedBefore = o.servedBefore ?? [];
     this.chained = this.chainOf(this.servedBefore);
@@ -242,8 +244,9 @@ export class KubeDns {
    * A Corefile's reload that changed the plugins answering before kube-dns's own: the new ones take
    * over at once, the old are closed, and every cached answer is dropped (it may be the old ones').
    */
-  replacePlugins(plugins: ServedBefore[], names: readonly string[]): void {
+  replacePlugins(plugins: ServedBefore[], names: readonly string[], forwardCache?: CachePolicy): void {
     const old = this.servedBefore;
+    this.resolver.setForwardCache(forwardCache);
     this.servedBefore = plugins;
     this.chained = this.chainOf(plugins);
     this.corePlugins = names;

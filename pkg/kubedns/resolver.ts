@@ -94,12 +94,23 @@ function lookupReply(r: LookupResult): Message {
 
 export class Resolver {
   private readonly o: ResolverOptions;
+  /** ResolverOptions.forwardCache, as the last reload left it (setForwardCache). */
+  private forwardCache: CachePolicy | undefined;
   /** forwardCache's serve_stale: the last good forwarded replies; null when off. */
   private readonly stale: StaleReplies | null;
 
   constructor(opts: ResolverOptions) {
     this.o = opts;
+    this.forwardCache = opts.forwardCache;
     this.stale = opts.forwardCache === undefined ? null : StaleReplies.of(opts.forwardCache);
+  }
+
+  /**
+   * A reload's forward cache: the same sizes and serve-stale (a start's), other zones bypassed or
+   * disabled (a stub block added or changed).
+   */
+  setForwardCache(policy: CachePolicy | undefined): void {
+    this.forwardCache = policy;
   }
 
   /** Questions answered stale (serve_stale). */
@@ -166,7 +177,7 @@ export class Resolver {
 
   /** A forwarded reply readied for the answer cache (its lifetime, 0: not kept), and kept for serve-stale. */
   private kept(wire: Uint8Array, key: string, qname: string): number {
-    const policy = this.o.forwardCache;
+    const policy = this.forwardCache;
     if (policy === undefined) return 0;
     if (this.stale === null) return prepareForCache(wire, policy, qname);
     const { ttl, ttlOffsets } = prepareForKeeping(wire, policy, qname);
@@ -252,7 +263,7 @@ export class Resolver {
    * an autopath walk too (CoreDNS asks those through its own chain, cache included).
    */
   private capTtls(records: ResourceRecord[]): void {
-    const cap = this.o.forwardCache;
+    const cap = this.forwardCache;
     if (cap !== undefined) for (const rr of records) rr.ttl = clampTtl(rr.ttl, cap);
   }
 

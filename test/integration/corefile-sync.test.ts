@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeDnsConfig } from '../../pkg/config/config.ts';
 import { CorefileSync, planCorefileAt } from '../../pkg/kubedns/corefile-sync.ts';
+import type { KubeDnsCorefile } from '../../pkg/kubedns/corefile.ts';
 import { createLogger } from '../../pkg/log/log.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { kubeadmCorefile } from '../e2e/harness/manifests.ts';
@@ -21,6 +22,8 @@ t.test("a stub block appended to kubeadm's Corefile is applied at reload, with i
   const log = createLogger('test');
   const sync = new CorefileSync(path, planCorefileAt(path, ctx, log), ctx, log);
   const applied: KubeDnsConfig[] = [];
+  const replaced: KubeDnsCorefile[] = [];
+  sync.onPlugins = (plan) => void replaced.push(plan);
   sync.start((config) => void applied.push(config));
   t.teardown(() => sync.stop());
   writeFileSync(path, `${base}corp.example:53 {\n    errors\n    forward . 10.200.0.2 {\n        policy sequential\n    }\n}\n`);
@@ -28,4 +31,5 @@ t.test("a stub block appended to kubeadm's Corefile is applied at reload, with i
   t.same([...applied[0].stubDomains], [['corp.example', ['10.200.0.2:53']]]);
   t.equal(sync.stubPolicy('corp.example'), 'sequential', "the stub block's policy, for the forwarder's routes");
   t.equal(sync.invalidUpdates, 0, 'nothing refused');
+  t.same(replaced.map((p) => p.cache?.bypass), [['corp.example']], "the block has no cache: its names bypass the root's, put in place with the plugins");
 });
