@@ -72,6 +72,9 @@ async function switchToCoreDns(c: NodeCluster): Promise<number> {
 async function swapInOurImage(c: NodeCluster): Promise<number> {
   await c.kubectl(['-n', 'kube-system', 'set', 'image', 'deployment/coredns', `coredns=${OUR_IMAGE}`]);
   await c.kubectl(['-n', 'kube-system', 'rollout', 'status', 'deployment/coredns', '--timeout=180s'], 200_000);
+  // The rollout is done when ours are available; CoreDNS's pods may still be in their lame duck, and the
+  // flows pinned to them would be lost in the first run when they exit.
+  await waitFor("CoreDNS's pods gone", async () => (await podsOf(c)).every((p) => !p.terminating), 120_000);
   return 2;
 }
 
