@@ -60,8 +60,11 @@ export function cacheTtl(reply: Uint8Array, p: CachePolicy, qname: string): numb
   return seesName(p, qname) && !disabledFor(p, qname, shape) ? lifetime(shape, p) : 0;
 }
 
-/** Whether canonical `qname` is under one of `zones`. */
-const held = (zones: readonly string[], qname: string) => zones.some((z) => inZone(z, qname));
+/** Whether canonical `qname` is under one of `zones` (a loop: it runs per query where a plugin's replies are capped). */
+function held(zones: readonly string[], qname: string): boolean {
+  for (const z of zones) if (inZone(z, qname)) return true;
+  return false;
+}
 
 /**
  * Whether the cache sees replies to canonical `qname` at all: a Corefile cache's ZONES, less the zones

@@ -16,11 +16,10 @@ import { ForwardError } from '../forward/forward.ts';
 import type { Forwarder } from '../forward/forward.ts';
 import type { Logger } from '../log/log.ts';
 import { prepareForCache, prepareForKeeping, questionKey } from './cache.ts';
-import { readTtl, writeTtl } from '../dns/walk.ts';
 import type { CachePolicy } from './cache.ts';
 import type { LoopDetector } from './loop.ts';
-import { StaleReplies } from './stale.ts';
-import type { EarlyReply } from './stale.ts';
+import { StaleReplies, agedReply } from './stale.ts';
+import type { EarlyReply, KeptReply } from './stale.ts';
 import { chaosReply } from './stats.ts';
 import type { CacheCounters } from './stats.ts';
 
@@ -97,15 +96,6 @@ interface Forwarded {
   scoped?: boolean;
 }
 
-/** A reply kept for one asker: its bytes, where its TTLs are, and when it was kept. */
-interface ScopedEntry {
-  wire: Uint8Array;
-  ttlOffsets: readonly number[];
-  storedAt: number;
-  /** Seconds it may be kept from storedAt. */
-  ttl: number;
-}
-
 export class CachingHandler {
   readonly stats: HandlerStats = { forwarded: 0, shared: 0, failures: 0, stale: 0 };
   private readonly cache: AnswerCache;
@@ -120,9 +110,9 @@ export class CachingHandler {
   private readonly inflight = new Map<string, Promise<Forwarded>>();
   private readonly addSubnet: boolean;
   /** --add-subnet: replies scoped to one asker, by `<asker> <question key>`; null without it or a cache. */
-  private readonly scoped: LRUCache<string, ScopedEntry> | null;
+  private readonly scoped: LRUCache<string, KeptReply> | null;
   /** sharedStore: every cacheable reply, by question key, until its TTL; null = off. */
-  private readonly shared: LRUCache<string, ScopedEntry> | null;
+  private readonly shared: LRUCache<string, KeptReply> | null;
   /** Questions answered from `shared`: hits of the process's one logical cache. */
   private sharedHits = 0;
   private readonly sharedCounts = { insertions: 0, evictions: 0, expired: 0 };
@@ -160,8 +150,8 @@ export class CachingHandler {
     return { entries: this.shared.size, bytes: this.shared.calculatedSize, ...this.sharedCounts };
   }
 
-  private sharedLru(max: number, maxSize: number): LRUCache<string, ScopedEntry> {
-    return new LRUCache<string, ScopedEntry>({
+  private sharedLru(max: number, maxSize: number): LRUCache<string, KeptReply> {
+    return new LRUCache<string, KeptReply>({
       max,
       maxSize,
       sizeCalculation: (e, key) => ENTRY_OVERHEAD + key.length + e.wire.length,
@@ -232,13 +222,9 @@ export class CachingHandler {
   }
 
   /** A kept reply with its TTLs aged by the whole seconds it was kept, and the seconds it has left; null when none is live. */
-  private agedHit(store: LRUCache<string, ScopedEntry>, key: string): { wire: Uint8Array; ttl: number } | null {
+  private agedHit(store: LRUCache<string, KeptReply>, key: string): { wire: Uint8Array; ttl: number } | null {
     const e = store.get(key);
-    if (e === undefined) return null;
-    const age = Math.floor((Date.now() - e.storedAt) / 1000);
-    const wire = Buffer.from(e.wire);
-    for (const off of e.ttlOffsets) writeTtl(wire, off, Math.max(0, readTtl(wire, off) - age));
-    return { wire, ttl: e.ttl - age };
+    return e === undefined ? null : agedReply(e);
   }
 
   /** The reply to a question sent with the asker's address: scoped ones kept for the asker, the option taken out. */

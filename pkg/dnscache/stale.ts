@@ -10,12 +10,25 @@ import { readTtl, writeTtl } from '../dns/walk.ts';
 import { STALE_TTL } from './cache.ts';
 import type { CachePolicy } from './cache.ts';
 
-interface StaleEntry {
+/** A reply kept by its question: its bytes (read only), where its TTLs are, when it was kept and for how long. */
+export interface KeptReply {
   wire: Uint8Array;
   ttlOffsets: readonly number[];
   storedAt: number;
   /** Seconds it was good for from storedAt. */
   ttl: number;
+}
+
+/** A copy of `e` with its TTLs aged by the whole seconds it has been kept, and the seconds it has left (0 or less: expired). */
+export function agedReply(e: KeptReply): { wire: Buffer; ttl: number } {
+  const age = Math.floor((Date.now() - e.storedAt) / 1000);
+  return { wire: copyWithTtls(e, (ttl) => Math.max(0, ttl - age)), ttl: e.ttl - age };
+}
+
+function copyWithTtls(e: KeptReply, ttlOf: (kept: number) => number): Buffer {
+  const wire = Buffer.from(e.wire);
+  for (const off of e.ttlOffsets) writeTtl(wire, off, ttlOf(readTtl(wire, off)));
+  return wire;
 }
 
 /** What `early` found: the reply to answer, the seconds it may be kept (0: not), and whether it is to be refreshed. */
@@ -29,7 +42,7 @@ export class StaleReplies {
   readonly immediate: boolean;
   /** Stale answers given (answer() and early()'s stale copies). */
   served = 0;
-  private readonly kept: LRUCache<string, StaleEntry>;
+  private readonly kept: LRUCache<string, KeptReply>;
   private readonly staleS: number;
   private readonly staleTtl: number;
   private readonly refreshing = new Set<string>();
@@ -57,7 +70,7 @@ export class StaleReplies {
     const e = this.kept.get(key);
     if (e === undefined) return null;
     this.served++;
-    return this.copy(e, () => this.staleTtl);
+    return copyWithTtls(e, () => this.staleTtl);
   }
 
   /**
@@ -67,10 +80,10 @@ export class StaleReplies {
   early(key: string): EarlyReply | null {
     const e = this.kept.get(key);
     if (e === undefined) return null;
-    const age = Math.floor((Date.now() - e.storedAt) / 1000);
-    if (age < e.ttl) return { wire: this.copy(e, (ttl) => Math.max(0, ttl - age)), ttl: e.ttl - age, refresh: false };
+    const aged = agedReply(e);
+    if (aged.ttl > 0) return { ...aged, refresh: false };
     this.served++;
-    return { wire: this.copy(e, () => this.staleTtl), ttl: 0, refresh: true };
+    return { wire: copyWithTtls(e, () => this.staleTtl), ttl: 0, refresh: true };
   }
 
   /** Runs `fetch` (which keeps what it gets) for `key` unless one already runs for it. */
@@ -79,11 +92,5 @@ export class StaleReplies {
     this.refreshing.add(key);
     const done = () => this.refreshing.delete(key);
     fetch().then(done, done);
-  }
-
-  private copy(e: StaleEntry, ttlOf: (kept: number) => number): Buffer {
-    const wire = Buffer.from(e.wire);
-    for (const off of e.ttlOffsets) writeTtl(wire, off, ttlOf(readTtl(wire, off)));
-    return wire;
   }
 }

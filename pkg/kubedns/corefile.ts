@@ -216,7 +216,7 @@ export function kubeDnsCorefile(blocks: readonly ServerBlock[], ctx: KubeDnsCore
     if (b.bind.length > 1 || (whole.bind !== null && bind !== whole.bind)) throw unserved(b, 'more than one bind address');
     whole.bind = bind ?? whole.bind;
     if (isRootRoute(b, cluster[0])) routeRoot(whole, b);
-    else otherBlock(whole, b);
+    else otherBlock(whole, b, planned);
   }
   whole.forwardExcept = planned.flatMap((b) => ownExcepts(b, planned));
   if (planned.some((b) => b.log.length > 0)) whole.queryLog = planned.map((b) => ({ zone: b.zone, rules: b.log }));
@@ -228,9 +228,14 @@ export function kubeDnsCorefile(blocks: readonly ServerBlock[], ctx: KubeDnsCore
  * that block those names, whatever this one excepts), nor outside its own.
  */
 function ownExcepts(b: Block, planned: readonly Block[]): string[] {
-  if (b.forward === null) return [];
-  const servedBy = (z: string) => planned.filter((o) => inZone(o.zone, z)).reduce<Block | null>((x, y) => (x === null || y.zone.length > x.zone.length ? y : x), null);
-  return b.forward.except.filter((z) => servedBy(z) === b);
+  return b.forward === null ? [] : b.forward.except.filter((z) => servedBy(planned, z) === b);
+}
+
+/** The block CoreDNS hands `name`'s queries: the one of the longest zone holding it (null: none). */
+function servedBy(planned: readonly Block[], name: string): Block | null {
+  let found: Block | null = null;
+  for (const o of planned) if (inZone(o.zone, name) && (found === null || o.zone.length > found.zone.length)) found = o;
+  return found;
 }
 
 /** The cluster's block and the root's carry the default route (names outside the cluster). */
@@ -269,7 +274,7 @@ function routeRoot(whole: KubeDnsCorefile, b: Block): void {
 const OTHER_BLOCK_PLUGINS = ['forward', 'file', 'cache', 'chaos', 'bufsize', 'errors', 'log', 'loop', 'loadbalance', 'bind', 'health', 'ready', 'prometheus', 'reload'];
 
 /** A block of another zone: a stub domain when it forwards; chaos answered for its names. */
-function otherBlock(whole: KubeDnsCorefile, b: Block): void {
+function otherBlock(whole: KubeDnsCorefile, b: Block, planned: readonly Block[]): void {
   const others = [...b.used].filter((p) => !OTHER_BLOCK_PLUGINS.includes(p));
   if ((b.forward === null && b.chaos === null && b.zoneFiles.length === 0) || others.length > 0) throw unserved(b, `the block of ${b.zone}${others.length > 0 ? ` with ${others.join(', ')}` : ' without forward'} (kube-dns serves another zone's block as a stub domain: forward, file and chaos)`);
   if (b.chaos !== null) whole.chaos.push({ zones: [b.zone], answers: b.chaos });
@@ -280,7 +285,7 @@ function otherBlock(whole: KubeDnsCorefile, b: Block): void {
   const kept = (c: CacheOptions | null) => JSON.stringify(c === null ? null : { ...c, disable: null, bypass: null });
   if (b.cache !== null && kept(b.cache) !== kept(whole.cache)) throw unserved(b, `a cache in the block of ${b.zone} other than the root's (kube-dns keeps what it forwards in one cache)`);
   if (b.cache !== null && whole.cache !== null) {
-    for (const kind of ['success', 'denial'] as const) whole.cache.disable[kind].push(...b.cache.disable[kind].map((z) => (z === '' ? b.zone : z)).filter((z) => inZone(b.zone, z)));
+    for (const kind of ['success', 'denial'] as const) whole.cache.disable[kind].push(...b.cache.disable[kind].map((z) => (z === '' ? b.zone : z)).filter((z) => servedBy(planned, z) === b));
   }
   // A stub block without a cache: what it forwards passes the one cache untouched.
   if (b.cache === null && b.forward !== null && whole.cache !== null) whole.cache.bypass.push(b.zone);
