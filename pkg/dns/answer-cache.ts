@@ -37,10 +37,10 @@ export interface AnswerCacheOptions {
 
 /**
  * What an entry is taken to cost beyond its strings' characters and its offset tables: the template
- * object (17 fields), the two string headers, and lru-cache's slots (Map entry, key/value/size
+ * object (18 fields), the two string headers, and lru-cache's slots (Map entry, key/value/size
  * arrays, links). Measured with 100,000 entries on Node 24 (README, "Memory").
  */
-export const ENTRY_OVERHEAD = 320;
+export const ENTRY_OVERHEAD = 328;
 
 /** The bytes an entry of `key` → `t` is counted as. */
 export function entryBytes(key: string, t: Template): number {
@@ -61,6 +61,8 @@ export class AnswerCache {
   generation = 0;
   /** Set by get(): whole seconds the entry it returned has been kept (0 for one without a lifetime). */
   age = 0;
+  /** Set by get(): the entry it returned is to be asked again of its source now (its HitFrequency). */
+  prefetchDue = false;
   private readonly lru: LRUCache<string, Template> | null;
   private readonly clock: Clock;
   /** Group → the stamp its live entries carry; a forgotten group is deleted, and a new stamp drawn. */
@@ -91,6 +93,7 @@ export class AnswerCache {
     const t = this.lru.get(key, getOptions);
     if (t === undefined || this.isForgotten(key, t)) return undefined;
     let age = 0;
+    let due = false;
     if (t.expiresAt !== NEVER_EXPIRES) {
       const now = this.clock();
       if (now >= t.expiresAt) {
@@ -99,8 +102,10 @@ export class AnswerCache {
         return undefined;
       }
       age = now - t.storedAt;
+      if (t.freq !== null) due = t.freq.hit(now, t.storedAt, t.expiresAt);
     }
     this.age = age;
+    this.prefetchDue = due;
     this.stats.hits++;
     return t;
   }

@@ -22,6 +22,8 @@ export interface ServerObserver {
   socketError?(transport: Transport, err: unknown): void;
   /** The server closed a TCP connection: 'idle', 'stalled' (a frame unfinished in time), 'evicted' (room for a newcomer at the cap). */
   tcpClosed?(reason: TcpCloseReason): void;
+  /** A cached answer, made from an Answer with this `tag`, is asked again of the handler ahead of its expiry (Answer.prefetch). */
+  prefetch?(tag: number): void;
 }
 
 type Hook = (a?: unknown, b?: unknown, c?: unknown, d?: unknown, e?: unknown, f?: unknown, g?: unknown, h?: unknown) => void;
@@ -30,7 +32,7 @@ type Hook = (a?: unknown, b?: unknown, c?: unknown, d?: unknown, e?: unknown, f?
 export function guardObserver(o: ServerObserver | undefined): ServerObserver {
   const out: Record<string, Hook | undefined> = {};
   if (o === undefined) return out;
-  for (const name of ['response', 'malformed', 'dropped', 'truncated', 'handlerError', 'socketError', 'tcpClosed'] as const) {
+  for (const name of ['response', 'malformed', 'dropped', 'truncated', 'handlerError', 'socketError', 'tcpClosed', 'prefetch'] as const) {
     const fn = o[name] as Hook | undefined;
     if (typeof fn !== 'function') continue;
     // Fixed arity (no rest array, no apply): `response` runs once per query.

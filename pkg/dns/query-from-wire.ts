@@ -11,10 +11,10 @@ import type { Transport } from './responder.ts';
 import { queryOf } from './server.ts';
 import type { Query } from './server.ts';
 
-export function queryFromWire(wire: Buffer, transport: Transport, remoteAddress: string, remotePort: number): Query {
+export function queryFromWire(wire: Buffer, transport: Transport, remoteAddress: string, remotePort: number, prefetch = false): Query {
   const message = parseMessage(wire);
   const view = emptyOptView();
   const qEnd = readQuestion(wire, HEADER_SIZE);
   if (u16(wire, OFF_ARCOUNT) === 1 && qEnd > 0) readOpt(wire, qEnd, view);
-  return queryOf(message, wire, transport, remoteAddress, remotePort, clientSubnetOf(wire, view));
+  return queryOf(message, wire, transport, remoteAddress, remotePort, clientSubnetOf(wire, view), prefetch);
 }

@@ -18,6 +18,8 @@ import type { Responder, Transport } from './responder.ts';
 import { errorReply, render, renderState, sameQuestionName, sharedTemplate, suffixStart, templateFromEncoded, templateFromWire } from './template.ts';
 import type { Template } from './template.ts';
 import { AnswerCache } from './answer-cache.ts';
+import { HitFrequency } from './prefetch.ts';
+import type { PrefetchRule } from './prefetch.ts';
 import { guardObserver } from './observer.ts';
 import type { ServerObserver } from './observer.ts';
 import { TcpListener } from './tcp.ts';
@@ -29,9 +31,9 @@ export type { ServerObserver } from './observer.ts';
 export type { ClientSubnet } from './client-subnet.ts';
 
 /** The Query of a parsed request (its one question) and its bytes: here, and for a miss from another thread (query-from-wire.ts). */
-export function queryOf(message: Message, wire: Uint8Array, transport: Transport, remoteAddress: string, remotePort: number, clientSubnet: ClientSubnet | null): Query {
+export function queryOf(message: Message, wire: Uint8Array, transport: Transport, remoteAddress: string, remotePort: number, clientSubnet: ClientSubnet | null, prefetch = false): Query {
   const question = message.questions[0];
-  return { message, question, qname: canonicalName(question.name), wire, transport, remoteAddress, remotePort, clientSubnet };
+  return { message, question, qname: canonicalName(question.name), wire, transport, remoteAddress, remotePort, clientSubnet, prefetch };
 }
 
 /** Handed to the handler on a cache miss. */
@@ -53,6 +55,11 @@ export interface Query {
   remotePort: number;
   /** The request's EDNS Client Subnet (RFC 7871), e.g. the pod a forwarder asks for; null without one. */
   clientSubnet: ClientSubnet | null;
+  /**
+   * The answer cache's entry for this question is about to expire (Answer.prefetch): ask the source,
+   * not a copy the handler keeps. The answer is stored, not sent; the asker was answered from the cache.
+   */
+  prefetch: boolean;
 }
 
 export interface Answer {
@@ -96,6 +103,8 @@ export interface Answer {
    * every asker.
    */
   clientScope?: number;
+  /** A cacheable answer with a `ttl`: asked again of the handler (Query.prefetch) ahead of its expiry as this rule says. */
+  prefetch?: PrefetchRule;
 }
 
 /**
@@ -162,6 +171,8 @@ export interface ServerStats {
   tcpConnections: number;
   /** Closed by the server: idle, a frame unfinished in time (stalled), room made at the cap (evicted). */
   tcpClosed: Record<TcpCloseReason, number>;
+  /** Cached answers asked again of the handler ahead of their expiry (Answer.prefetch). */
+  prefetches: number;
 }
 
 const TCP_MAX_SIZE = 65535;
@@ -200,6 +211,7 @@ export class DnsServer {
     truncated: 0,
     tcpConnections: 0,
     tcpClosed: { idle: 0, stalled: 0, evicted: 0 },
+    prefetches: 0,
   };
   private readonly handler: Handler;
   private readonly observer: ServerObserver;
@@ -410,7 +422,11 @@ export class DnsServer {
     if (hit !== undefined) {
       this.stats.cacheHits++;
       if (this.onCacheHit !== undefined) this.cacheHitSeen(req, nameEnd, address);
-      return this.reply(hit, req, nameEnd, optDo, limit, address, port, via, started, true, this.cache.age);
+      // Read before reply(): the asker's bytes may be reused once it is sent.
+      const again = this.cache.prefetchDue ? Buffer.from(req.subarray(0, msgEnd)) : null;
+      this.reply(hit, req, nameEnd, optDo, limit, address, port, via, started, true, this.cache.age);
+      if (again !== null) this.prefetch(again, qEnd, cacheKey, optDo, hit, address, port, via.transport);
+      return;
     }
     this.stats.cacheMisses++;
     this.miss(req, qEnd, msgEnd, cacheKey, optDo, limit, address, port, via, started);
@@ -451,7 +467,10 @@ export class DnsServer {
           t.tag = answer.tag ?? 0;
           if (answer.clientScope !== undefined) {
             if (q.clientSubnet !== null) t.opt = clientSubnetOpt(q.clientSubnet, answer.clientScope, t.rcode);
-          } else if (answer.cacheable === true) this.cache.set(cacheKey, t, generation, answer.ttl, answer.group);
+          } else if (answer.cacheable === true) {
+            if (answer.prefetch !== undefined && answer.ttl !== undefined) t.freq = new HitFrequency(answer.prefetch);
+            this.cache.set(cacheKey, t, generation, answer.ttl, answer.group);
+          }
         }
       } catch (err) {
         return this.handlerFailed(err, req, qEnd, optDo, address, port, via, started);
@@ -476,6 +495,39 @@ export class DnsServer {
       .finally(() => {
         this.inflight--;
       });
+  }
+
+  /**
+   * Asks the handler again for a cached answer about to expire (`old`, whose HitFrequency said so) and
+   * stores what it answers in its place; nothing is sent. A failure or an answer not to be kept
+   * leaves `old` to expire; a later ask may try again.
+   */
+  private prefetch(req: Buffer, qEnd: number, cacheKey: string, optDo: boolean | null, old: Template, address: string, port: number, transport: Transport): void {
+    this.stats.prefetches++;
+    this.observer.prefetch?.(old.tag);
+    const generation = this.cache.generation;
+    const failed = (err: unknown) => {
+      old.freq!.refreshing = false;
+      this.observer.handlerError?.(err);
+    };
+    try {
+      const q = queryOf(parseMessage(req), req, transport, address, port, clientSubnetOf(req, this.optView), true);
+      const store = (answer: Answer | null): void => {
+        if (answer === null || answer.cacheable !== true || answer.ttl === undefined || answer.prefetch === undefined) {
+          old.freq!.refreshing = false;
+          return;
+        }
+        const t = this.template(answer, q.question, req, qEnd, optDo !== null);
+        t.tag = answer.tag ?? 0;
+        t.freq = old.freq!.carriedTo(answer.prefetch);
+        this.cache.set(cacheKey, t, generation, answer.ttl, answer.group);
+      };
+      const result = this.handler(q);
+      if (isPromise(result)) result.then(store).catch(failed);
+      else store(result);
+    } catch (err) {
+      failed(err);
+    }
   }
 
   // Turns the handler's answer into a template for this question.

@@ -6,6 +6,7 @@
 import { HEADER_SIZE, Type, UDP_MAX_SIZE, UDP_MIN_SIZE } from './constants.ts';
 import type { EncodedMessage } from './encode.ts';
 import { DnsParseError } from './errors.ts';
+import type { HitFrequency } from './prefetch.ts';
 import { NAME_BAD_LABEL, readTtl, skipName as walkName, writeTtl } from './walk.ts';
 import { B2_RD, B2_TC, B3_CD, OFF_ANCOUNT, OFF_ARCOUNT, OFF_NSCOUNT, setU16, u16 } from './header.ts';
 
@@ -58,6 +59,8 @@ export interface Template {
   /** the Answer.group it was stored in (null: none), and that group's stamp then (see AnswerCache.forget). */
   group: string | null;
   stamp: number;
+  /** An entry of a prefetching cache: its asks (Answer.prefetch); null for every other. */
+  freq: HitFrequency | null;
 }
 
 export const NEVER_EXPIRES = -1;
@@ -95,6 +98,7 @@ function makeTemplate(
     expiresAt: NEVER_EXPIRES,
     group: null,
     stamp: 0,
+    freq: null,
   };
 }
 

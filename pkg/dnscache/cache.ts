@@ -5,6 +5,7 @@
 import { Rcode } from '../dns/constants.ts';
 import { inZone } from '../dns/names.ts';
 import { readTtl, writeTtl } from '../dns/walk.ts';
+import type { PrefetchRule } from '../dns/prefetch.ts';
 import { readReplyShape } from './records.ts';
 import type { ReplyShape } from './records.ts';
 
@@ -37,6 +38,8 @@ export interface CachePolicy {
   disableDenial?: readonly string[];
   /** Zones the cache does not see (a Corefile's stub block without a cache): their replies pass untouched. */
   bypass?: readonly string[];
+  /** A Corefile cache's `prefetch`: popular answers asked again ahead of their expiry (pkg/dns prefetch.ts). */
+  prefetch?: PrefetchRule;
 }
 
 /** The TTL of a stale answer (RFC 8767 §4: 30 s). */

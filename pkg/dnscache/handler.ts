@@ -168,7 +168,7 @@ export class CachingHandler {
     this.log.info('query', { name, type: u16(req, nameEnd), from: 'cache', client: remoteAddress });
   };
 
-  readonly handle: Handler = (q: Query): Answer | Promise<Answer> | null => {
+  readonly handle: Handler = (q: Query): Answer | Promise<Answer | null> | null => {
     const { question, message } = q;
     if (question.class === Class.CH) return this.chaos(q.qname, question.type);
     if (this.loop !== undefined && this.loop.caught(q.qname, question.type, question.class)) {
@@ -176,6 +176,7 @@ export class CachingHandler {
       return null;
     }
     let key = questionKey(q.qname, question.type, question.class, message.edns?.do === true, message.cd);
+    if (q.prefetch) return this.prefetch(q, key);
     const shared = this.shared === null ? null : this.agedHit(this.shared, key);
     if (shared !== null) {
       this.sharedHits++;
@@ -209,8 +210,24 @@ export class CachingHandler {
       // The asker that sent the upstream query stores the answer; once is enough.
       return pending.then((r) => ({ wire: r.wire, tag: this.tagOf(r.wire) }), failed);
     }
-    return this.forward(q, key, asker).then((r) => (r.scoped ? { wire: r.wire, tag: this.tagOf(r.wire) } : { wire: r.wire, cacheable: r.ttl > 0, ttl: r.ttl, tag: this.tagOf(r.wire) }), failed);
+    return this.forward(q, key, asker).then((r) => (r.scoped ? { wire: r.wire, tag: this.tagOf(r.wire) } : this.keptAnswer(r)), failed);
   };
+
+  /** A cached answer about to expire (the DnsServer asks: Query.prefetch), asked upstream unless it already is; null: not now. */
+  private prefetch(q: Query, key: string): Promise<Answer | null> | null {
+    const asker = this.addSubnet && this.forwarder.isLocal(q.qname) ? q.remoteAddress : null;
+    if (asker !== null) key = `${asker} ${key}`;
+    if (this.inflight.has(key)) return null;
+    return this.forward(q, key, asker).then(
+      (r) => (r.scoped ? null : this.keptAnswer(r)),
+      () => null,
+    );
+  }
+
+  /** An upstream reply as the DnsServer keeps it: for its lifetime, asked again ahead of it where the policy prefetches. */
+  private keptAnswer(r: Forwarded): Answer {
+    return { wire: r.wire, cacheable: r.ttl > 0, ttl: r.ttl, tag: this.tagOf(r.wire), prefetch: this.policy.prefetch };
+  }
 
   private chaos(qname: string, qtype: number): Answer | Promise<Answer> {
     if (this.statistics === undefined) return { message: chaosReply(qname, qtype, this.counters(), this.serversBind), tag: this.tagBase };

@@ -9,6 +9,8 @@ export interface RemoteQuery {
   transport: Transport;
   address: string;
   port: number;
+  /** Query.prefetch. */
+  prefetch: boolean;
 }
 
 /** One thread's counts: its DnsServers' (one per listen address) and its answer cache's. */

@@ -61,7 +61,7 @@ export interface DnsThreadsOptions {
 
 /** The owner's side of a miss: the Query made again from its bytes, the handler's answer made cloneable. */
 async function answerRemote(handler: Handler, r: RemoteQuery): Promise<Answer | null> {
-  const answer = await handler(queryFromWire(Buffer.from(r.wire.buffer, r.wire.byteOffset, r.wire.byteLength), r.transport, r.address, r.port));
+  const answer = await handler(queryFromWire(Buffer.from(r.wire.buffer, r.wire.byteOffset, r.wire.byteLength), r.transport, r.address, r.port, r.prefetch));
   // A Buffer view of a pooled slab would be copied whole by the structured clone: just its bytes.
   return answer?.wire === undefined ? answer : { ...answer, wire: Uint8Array.from(answer.wire) };
 }

@@ -13,7 +13,7 @@ import type { RemoteQuery, ThreadObserver, ThreadStart, ThreadStats } from './me
 async function serve(port: NonNullable<typeof parentPort>, s: ThreadStart): Promise<void> {
   let channel: ThreadChannel | undefined;
   // The request's own bytes, copied: a view would take its whole receive buffer along.
-  const handler: Handler = (q) => channel!.request('query', { wire: Uint8Array.from(q.wire), transport: q.transport, address: q.remoteAddress, port: q.remotePort } satisfies RemoteQuery) as Promise<Answer | null>;
+  const handler: Handler = (q) => channel!.request('query', { wire: Uint8Array.from(q.wire), transport: q.transport, address: q.remoteAddress, port: q.remotePort, prefetch: q.prefetch } satisfies RemoteQuery) as Promise<Answer | null>;
   const cache = new AnswerCache({ maxBytes: s.answerCacheBytes, maxEntries: s.answerCacheEntries });
   const watch: ThreadObserver | undefined = s.observerModule === undefined ? undefined : ((await import(s.observerModule)) as { threadObserver(args: unknown): ThreadObserver }).threadObserver(s.observerArgs);
   const onCacheHit = s.reportHits ? (req: Buffer, nameEnd: number, address: string) => channel!.notify('hit', { req: Uint8Array.from(req), nameEnd, address }) : undefined;

@@ -47,6 +47,8 @@ export class DnsCounters {
   skydnsCacheMisses = 0;
   /** Forwarded answers (the `recursive` system) from the cache: [success, denial (NXDOMAIN)] (CoreDNS's cache hits). */
   readonly forwardedCacheHits = new Float64Array(2);
+  /** Cached forwarded answers asked upstream again ahead of their expiry (the Corefile cache's prefetch). */
+  prefetches = 0;
   readonly skydnsDuration = new HistogramCounts(SKYDNS_DURATION_BUCKETS, SYSTEMS.length);
   readonly skydnsSize = new HistogramCounts(SKYDNS_SIZE_BUCKETS, SYSTEMS.length);
   readonly malformed: Counts = {};
@@ -70,6 +72,7 @@ export class DnsCounters {
     truncated: () => void this.truncated++,
     tcpClosed: (reason) => void (this.tcpClosed[reason] = (this.tcpClosed[reason] ?? 0) + 1),
     handlerError: () => void this.handlerErrors++,
+    prefetch: () => void this.prefetches++,
   };
 
   /** A copy, every count in it (what another thread sends, or the sum to add to). */
@@ -88,6 +91,7 @@ export class DnsCounters {
     addArray(this.skydnsErrors, other.skydnsErrors);
     this.skydnsCacheMisses += other.skydnsCacheMisses;
     addArray(this.forwardedCacheHits, other.forwardedCacheHits);
+    this.prefetches += other.prefetches;
     this.skydnsDuration.add(HistogramCounts.from(other.skydnsDuration));
     this.skydnsSize.add(HistogramCounts.from(other.skydnsSize));
     addCounts(this.malformed, other.malformed);

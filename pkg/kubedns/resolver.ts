@@ -351,7 +351,8 @@ export class Resolver {
     const request = { ...q.message, questions: [q.question], answers: [], authorities: [], additionals: [] };
     const key = this.stale === null ? '' : questionKey(q.qname, q.question.type, q.question.class, q.message.edns?.do === true, q.message.cd);
     const query = encodeMessage(request).bytes;
-    const early = this.stale?.immediate === true ? this.stale.early(key) : null;
+    // A prefetch asks upstream whatever serve_stale keeps.
+    const early = this.stale?.immediate === true && !q.prefetch ? this.stale.early(key) : null;
     if (early !== null) {
       // serve_stale immediate: an expired reply at once, refreshed behind it.
       if (early.refresh) this.stale!.refresh(key, () => this.o.forwarder.forward(query, q.qname).then((wire) => this.kept(wire, key, q.qname)));
@@ -360,7 +361,7 @@ export class Resolver {
     try {
       const wire = await this.o.forwarder.forward(query, q.qname);
       const ttl = this.kept(wire, key, q.qname);
-      return ttl > 0 ? { wire, cacheable: true, ttl, tag } : { wire, cacheable: false, tag };
+      return ttl > 0 ? { wire, cacheable: true, ttl, tag, prefetch: this.forwardCache?.prefetch } : { wire, cacheable: false, tag };
     } catch (err) {
       const stale = this.stale?.answer(key) ?? null;
       this.o.log.debug(1, stale === null ? 'forwarding failed' : 'forwarding failed, answered stale', { name: q.qname, err });

@@ -39,6 +39,8 @@ class ZoneSeries {
   /** Cache hits: success, denial. */
   readonly hits = new Float64Array(2);
   stale = 0;
+  /** Cached answers asked upstream again ahead of their expiry. */
+  prefetched = 0;
   readonly duration = new HistogramCounts(DURATION_BUCKETS, TYPE_NAMES.length);
   readonly size = new HistogramCounts(SIZE_BUCKETS, PROTOS.length);
   /** The zone's block has a cache (the last engine's plan says). */
@@ -102,6 +104,10 @@ export class RequestMetrics {
         if (tag < 0) return;
         byTag[Math.floor(tag / ANSWER_KINDS)]?.count(qtype, rcode, transport === 'tcp' ? 1 : 0, seconds, fromCache, tag % ANSWER_KINDS, size);
       },
+      prefetch(tag) {
+        const s = byTag[Math.floor(tag / ANSWER_KINDS)];
+        if (s !== undefined) s.prefetched++;
+      },
     };
   }
 
@@ -137,6 +143,7 @@ export class RequestMetrics {
     cacheCounter('coredns_cache_requests_total', 'The count of cache requests.', (s) => s.total);
     cacheCounter('coredns_cache_misses_total', 'The count of cache misses. Deprecated, derive misses from cache hits/requests counters.', (s) => s.total - s.hits[0] - s.hits[1]);
     cacheCounter('coredns_cache_served_stale_total', 'The number of requests served from stale cache entries.', (s) => s.stale);
+    cacheCounter('coredns_cache_prefetch_total', 'The number of times the cache has prefetched a cached item.', (s) => s.prefetched);
     mirroredCounter(registry, { name: 'coredns_cache_hits_total', help: 'The count of cache hits.', labelNames: ['server', 'type', 'zones', 'view'] }, () =>
       cached().flatMap((s) => [[{ ...cache(s), type: 'success' }, s.hits[0]] as const, [{ ...cache(s), type: 'denial' }, s.hits[1]] as const]),
     );

@@ -49,7 +49,7 @@ function rewriteBack(a: Answer | null, rewrites: readonly AnswerRewrite[]): Answ
 /** The query asked again with another name (its bytes made anew, for a forwarder to relay). */
 function renamed(q: Query, name: string): Query {
   const message = { ...q.message, questions: [{ ...q.question, name: unqualified(name) }] };
-  return queryOf(message, encodeMessage(message).bytes, q.transport, q.remoteAddress, q.remotePort, q.clientSubnet);
+  return queryOf(message, encodeMessage(message).bytes, q.transport, q.remoteAddress, q.remotePort, q.clientSubnet, q.prefetch);
 }
 
 const SERVFAIL: Answer = { message: { ...emptyMessage(), qr: true, ra: true, rcode: Rcode.SERVFAIL } };

@@ -59,7 +59,7 @@ async function followed(message: Message, q: Query, next: Handler): Promise<Answ
   const cname = message.answers.find((rr) => rr.type === Type.CNAME);
   if (cname !== undefined) {
     const asked = { ...q.message, questions: [{ name: (cname.data as { target: string }).target, type: q.question.type, class: Class.IN }] };
-    const up = await next(queryOf(asked, encodeMessage(asked).bytes, q.transport, q.remoteAddress, q.remotePort, q.clientSubnet));
+    const up = await next(queryOf(asked, encodeMessage(asked).bytes, q.transport, q.remoteAddress, q.remotePort, q.clientSubnet, q.prefetch));
     const m = messageOf(up);
     if (m !== undefined) {
       message.answers.push(...m.answers);

@@ -81,7 +81,7 @@ function reply(a: ZoneAnswer): Message {
 /** A CNAME's target outside the zone asked of `next`, its records appended (CoreDNS's file asks its own server). */
 async function outside(m: Message, target: string, q: Query, next: Handler): Promise<Answer> {
   const asked = { ...q.message, questions: [{ name: target, type: q.question.type, class: Class.IN }] };
-  const up = messageOf(await next(queryOf(asked, encodeMessage(asked).bytes, q.transport, q.remoteAddress, q.remotePort, q.clientSubnet)));
+  const up = messageOf(await next(queryOf(asked, encodeMessage(asked).bytes, q.transport, q.remoteAddress, q.remotePort, q.clientSubnet, q.prefetch)));
   if (up !== undefined) {
     m.answers.push(...up.answers);
     m.rcode = up.rcode === Rcode.NXDOMAIN ? Rcode.NXDOMAIN : m.rcode;

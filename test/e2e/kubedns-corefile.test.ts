@@ -26,6 +26,7 @@ import { metricNames } from '../monitoring/promtool.ts';
 import { ownAddresses } from '../../pkg/kubedns/leave-service.ts';
 
 const WAIT = 20_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Ports {
   dns: number;
@@ -256,6 +257,47 @@ t.test('cache { serve_stale }: a forwarded answer kept past its TTL is answered 
   t.equal((await dig(immediate, 'www.example.org')).answer[0].ttl, 30, 'immediate, the upstream back: stale once more, refreshed behind it');
   await eventually(async () => (await dig(immediate, 'www.example.org')).answer[0].ttl <= 1, 'the refreshed answer (TTL 1) served from then on', 5000);
   t.pass('refreshed');
+});
+
+t.test('cache { prefetch }: a forwarded name asked often enough is asked again before its TTL runs out and answers on past it with the upstream silent; counted in coredns_cache_prefetch_total', async (t) => {
+  if (!e2eCanRun(t)) return;
+  const cluster = await startCluster(t);
+  const dir = mkdtempSync(join(tmpdir(), 'kdt-corefile-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const up = await startDnsmasq(t, ['192.0.2.7 popular.example.org', '192.0.2.8 rare.example.org'], ['--local-ttl=4']);
+  t.teardown(() => void process.kill(up.pid, 'SIGCONT'));
+  const [dns, ready, metrics] = [await freePort(), await freePort(), await freePort()];
+  const conf = join(dir, 'Corefile');
+  writeFileSync(conf, `.:${dns} {
+    bind 127.0.0.1
+    ready 127.0.0.1:${ready}
+    prometheus 127.0.0.1:${metrics}
+    kubernetes cluster.local {
+      kubeconfig ${cluster.kubeconfig(cluster.kubeDnsToken)}
+    }
+    forward . 127.0.0.1:${up.port}
+    cache 30 {
+      success 9984 30 0
+      prefetch 2 1m 50%
+    }
+}
+`);
+  const kd = startCommand(t, [process.execPath, `${repoRoot}cmd/kube-dns/main.ts`, '-conf', conf], {}, 'kube-dns');
+  await eventually(async () => (await get(ready, '/ready').catch(() => ({ status: 0 }))).status === 200, 'ready', WAIT).catch((err) => t.fail(`${err}\n${kd.output()}`));
+  // One source port: every ask reaches the same thread (SO_REUSEPORT picks by the asker's address), whose cache counts them.
+  const from = ['-b', `127.0.0.1#${await freePort()}`];
+  const ask = (name: string, extra: string[] = []) => dig(dns, name, 'A', [...from, ...extra]);
+  for (const name of ['popular.example.org', 'rare.example.org']) t.equal((await ask(name)).answer[0]?.ttl, 4, `${name}: the upstream's TTL`);
+  await sleep(2200);
+  await ask('popular.example.org');
+  await ask('popular.example.org');
+  await ask('rare.example.org');
+  await sleep(300);
+  t.match((await get(metrics, '/metrics')).body, /^coredns_cache_prefetch_total\{server="dns:\/\/127\.0\.0\.1:\d+",zones="\.",view=""\} 1$/m, 'one prefetch: the name asked twice in the second half of its TTL');
+  process.kill(up.pid, 'SIGSTOP');
+  await sleep(2500);
+  t.same(answers(await ask('popular.example.org')), ['192.0.2.7'], 'past its first TTL, the upstream silent: the prefetched answer');
+  t.equal((await ask('rare.example.org', ['+tries=1', '+timeout=4'])).status, 'SERVFAIL', 'the name asked once expired: asked of the silent upstream');
 });
 
 t.test("SIGTERM under kubeadm's probes: answering on past lameduck until the pod's endpoint is no longer serving, never past its deletion deadline", async (t) => {

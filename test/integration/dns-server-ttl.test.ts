@@ -133,3 +133,63 @@ t.test('onCacheHit sees every query answered from the cache (the handler sees no
   t.same(answers(await dig(other.port, 'hook.test')), ['10.7.0.0']);
   t.equal(errors.length, 1);
 });
+
+t.test('prefetch: an answer asked AMOUNT times without a gap of DURATION is asked again once PERCENTAGE of its TTL is left, and served on past its first lifetime', async (t) => {
+  const z = ttlZone();
+  const rule = { amount: 3, windowS: 60, percent: 10 };
+  const handler = (q: Query): Answer => ({ ...z.handler(q), prefetch: rule });
+  const { clock, cache } = stepped();
+  const { server: s, port } = await server(t, { handler, answerCache: cache });
+  const ask = async () => (await dig(port, 'one.test')).answer.map((r) => r.ttl);
+  t.same(await ask(), [300], 'a miss');
+  clock.now += 200;
+  t.same([await ask(), await ask(), await ask()], [[100], [100], [100]], 'popular but 100 s left of 300 (more than 10%): no prefetch');
+  t.equal(z.asked.length, 1);
+  clock.now += 70;
+  t.same(await ask(), [30], 'a hit 70 s after the last: the count starts again');
+  t.same(await ask(), [30]);
+  t.equal(z.asked.length, 1, 'two asks since the gap: not popular yet');
+  t.same(await ask(), [30], 'the third ask without a gap, 30 s (10%) left: answered from the cache...');
+  t.equal(z.asked.length, 2, '...and the handler asked again behind it');
+  t.ok(z.asked[1].prefetch, 'told it is a prefetch');
+  t.notOk(z.asked[0].prefetch);
+  t.same(await ask(), [300], 'the prefetched answer in its place');
+  clock.now += 31;
+  t.same(await ask(), [269], 'past the first lifetime: still a hit');
+  t.equal(z.asked.length, 2, 'no miss');
+  t.equal(s.stats.prefetches, 1);
+  const lefts: number[][] = [];
+  for (let i = 0; i < 4; i++) {
+    clock.now += 60;
+    lefts.push(await ask());
+  }
+  t.same(lefts, [[209], [149], [89], [29]], 'asked every minute (no gap of more than DURATION)');
+  t.equal(z.asked.length, 3, 'still popular: prefetched again at 10% left');
+});
+
+t.test('prefetch: a failed or uncacheable refresh leaves the entry to expire, and a later ask may try again', async (t) => {
+  const z = ttlZone();
+  const rule = { amount: 1, windowS: 60, percent: 50 };
+  let failing = true;
+  const handler = (q: Query): Answer | Promise<Answer> => {
+    if (q.prefetch && failing) {
+      z.asked.push(q);
+      return Promise.reject(new Error('upstream down'));
+    }
+    return { ...z.handler(q), prefetch: rule };
+  };
+  const errors: unknown[] = [];
+  const { clock, cache } = stepped();
+  const { port } = await server(t, { handler, answerCache: cache, observer: { handlerError: (e) => errors.push(e) } });
+  t.same((await dig(port, 'one.test')).answer.map((r) => r.ttl), [300]);
+  clock.now += 160;
+  t.same((await dig(port, 'one.test')).answer.map((r) => r.ttl), [140], 'answered from the cache');
+  await new Promise((r) => setImmediate(r));
+  t.equal(z.asked.length, 2, 'a prefetch tried');
+  t.equal(errors.length, 1, 'its failure reported as a handler error');
+  failing = false;
+  t.same((await dig(port, 'one.test')).answer.map((r) => r.ttl), [140], 'the old entry still answers');
+  await new Promise((r) => setImmediate(r));
+  t.equal(z.asked.length, 3, 'the next ask tried again, and got it');
+  t.same((await dig(port, 'one.test')).answer.map((r) => r.ttl), [300]);
+});

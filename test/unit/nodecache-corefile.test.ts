@@ -47,8 +47,8 @@ t.test('the template, planned: four zones on both addresses, the cache and forwa
     ['ip6.arpa', 53, ['169.254.20.10', '10.96.0.10'], true, ['10.96.100.7:53']],
     ['', 53, ['169.254.20.10', '10.96.0.10'], false, ['10.200.0.1:53']],
   ]);
-  t.same(p.zones[0].cache, { successCapacity: 9984, successTtl: 30, successMinTtl: 5, denialCapacity: 9984, denialTtl: 5, denialMinTtl: 5, staleS: 0, staleMode: 'immediate', staleTtl: 30, zones: null, disable: { success: [], denial: [] }, bypass: [] }, 'success 9984 30, denial 9984 5');
-  t.same(p.zones[1].cache, { successCapacity: 9984, successTtl: 30, successMinTtl: 5, denialCapacity: 9984, denialTtl: 30, denialMinTtl: 5, staleS: 0, staleMode: 'immediate', staleTtl: 30, zones: null, disable: { success: [], denial: [] }, bypass: [] }, 'cache 30 caps both');
+  t.same(p.zones[0].cache, { successCapacity: 9984, successTtl: 30, successMinTtl: 5, denialCapacity: 9984, denialTtl: 5, denialMinTtl: 5, staleS: 0, staleMode: 'immediate', staleTtl: 30, zones: null, disable: { success: [], denial: [] }, bypass: [], prefetch: null }, 'success 9984 30, denial 9984 5');
+  t.same(p.zones[1].cache, { successCapacity: 9984, successTtl: 30, successMinTtl: 5, denialCapacity: 9984, denialTtl: 30, denialMinTtl: 5, staleS: 0, staleMode: 'immediate', staleTtl: 30, zones: null, disable: { success: [], denial: [] }, bypass: [], prefetch: null }, 'cache 30 caps both');
   t.ok(p.zones.every((z) => z.logErrors && z.loopDetect && z.log.length === 0), 'errors and loop everywhere, no log');
   t.equal(p.metrics, ':9253');
   t.equal(p.health, '169.254.20.10:8080');
@@ -69,7 +69,7 @@ t.test('a pillar left over is an error naming its line', async (t) => {
   t.throws(() => renderCorefile(BASE.replace('bind 169.254.20.10 10.96.0.10', 'bind __PILLAR__LOCAL__DNS__'), values()), { code: 'COREFILE_INVALID', line: 9, message: /__PILLAR__LOCAL__DNS__ is not replaced/ });
 });
 
-t.test('forward to a resolv.conf path, its except, and serve_stale', async (t) => {
+t.test('forward to a resolv.conf path, its except, serve_stale and prefetch', async (t) => {
   const p = plan('.:53 {\n  cache 30 {\n    serve_stale 10m\n  }\n  forward . /etc/resolv.conf {\n    except Example.org. corp.internal\n  }\n}\n');
   t.same(p.zones[0].upstreams, [{ host: '10.200.0.1', port: 53 }]);
   t.same(p.zones[0].except, ['example.org', 'corp.internal']);
@@ -91,13 +91,20 @@ t.test('forward to a resolv.conf path, its except, and serve_stale', async (t) =
     ['serve_stale 1h immediate 30s 0 0', /too many arguments/],
   ];
   for (const [line, message] of refused) t.throws(() => stale(line), { message }, line);
+  t.same(stale('prefetch 10')?.prefetch, { amount: 10, windowS: 60, percent: 10 }, "prefetch: CoreDNS's minute and 10% unsaid");
+  t.same(stale('prefetch 5 1500ms 30%')?.prefetch, { amount: 5, windowS: 2, percent: 30 }, 'DURATION in whole seconds, rounded up');
+  t.equal(stale('prefetch 0')?.prefetch, null, 'AMOUNT 0: none, as CoreDNS');
+  t.same(cachePolicy(stale('prefetch 3 2m 90%')).prefetch, { amount: 3, windowS: 120, percent: 90 }, 'handed to the cache policy');
 });
 
 t.test('what node-cache does not serve is an error at the line, never ignored', async (t) => {
   const cases: [string, string, RegExp][] = [
     ['.:53 {\n  forward . 1.1.1.1\n  kubernetes cluster.local\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 3: the plugin `kubernetes` is not served by node-cache \(it serves: reload, bufsize, bind, health, prometheus, errors, log, any, chaos, rewrite, cache, template, hosts, file, loop, forward\)/],
     ['.:53 {\n  forward . 1.1.1.1 {\n    health_check 1s no_rec\n  }\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 3: forward option `health_check 1s no_rec`/],
-    ['.:53 {\n  cache 30 {\n    prefetch 10\n  }\n  forward . 1.1.1.1\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 3: cache option `prefetch 10`/],
+    ['.:53 {\n  cache 30 {\n    keepttl\n  }\n  forward . 1.1.1.1\n}', 'COREFILE_UNSUPPORTED', /^Corefile line 3: cache option `keepttl`/],
+    ['.:53 {\n  cache 30 {\n    prefetch 10 1m 5%\n  }\n  forward . 1.1.1.1\n}', 'COREFILE_INVALID', /^Corefile line 3: prefetch: PERCENTAGE must be 10% to 90%, not 5%/],
+    ['.:53 {\n  cache 30 {\n    prefetch 10 1m 50\n  }\n  forward . 1.1.1.1\n}', 'COREFILE_INVALID', /^Corefile line 3: prefetch: PERCENTAGE is a whole number with its % sign/],
+    ['.:53 {\n  cache 30 {\n    prefetch -1\n  }\n  forward . 1.1.1.1\n}', 'COREFILE_INVALID', /^Corefile line 3: prefetch: AMOUNT/],
     ['.:53 {\n  cache 30s\n  forward . 1.1.1.1\n}', 'COREFILE_INVALID', /^Corefile line 2: cache: "30s" would be a zone: the TTL is whole seconds/],
     ['.:53 {\n  forward . somehost\n}', 'COREFILE_INVALID', /^Corefile line 2: forward: "somehost" is not ip\[:port\]/],
     ['.:53 {\n  bind eth0\n  forward . 1.1.1.1\n}', 'COREFILE_INVALID', /^Corefile line 2: bind: "eth0" is not an IP address/],
