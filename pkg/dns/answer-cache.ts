@@ -9,6 +9,7 @@
 
 import { LRUCache } from 'lru-cache';
 import { coarseSeconds } from './clock.ts';
+import { Rcode } from './constants.ts';
 import type { Clock } from './clock.ts';
 import { NEVER_EXPIRES, recordTtlOffsets } from './template.ts';
 import type { Template } from './template.ts';
@@ -48,6 +49,17 @@ export function entryBytes(key: string, t: Template): number {
   return ENTRY_OVERHEAD + key.length + t.bytes.length + (t.opt?.length ?? 0) + 2 * tables;
 }
 
+/** Where AnswerCache.timed counts an entry: its Answer.tag, and whether it is a denial (NXDOMAIN, or NOERROR without an answer). */
+export function timedSlot(tag: number, denial: boolean): number {
+  return tag * 2 + (denial ? 1 : 0);
+}
+
+const timedSlotOf = (t: Template) => timedSlot(t.tag, t.rcode === Rcode.NXDOMAIN || (t.rcode === Rcode.NOERROR && t.answerEnd === t.questionEnd));
+
+function bump(counts: number[], slot: number, by: number): void {
+  counts[slot] = (counts[slot] ?? 0) + by;
+}
+
 // lru-cache's get() takes an options object and writes to it; passing one of ours saves
 // allocating a default one per hit.
 const getOptions: LRUCache.GetOptions<string, Template, unknown> = {};
@@ -63,6 +75,11 @@ export class AnswerCache {
   age = 0;
   /** Set by get(): the entry it returned is to be asked again of its source now (its HitFrequency). */
   prefetchDue = false;
+  /**
+   * Entries stored with a lifetime (a forwarder's replies) held now, and those pushed out while live,
+   * by timedSlot(tag, denial): what CoreDNS's cache counts as its entries and evictions by type.
+   */
+  readonly timed = { entries: [] as number[], evictions: [] as number[] };
   private readonly lru: LRUCache<string, Template> | null;
   private readonly clock: Clock;
   /** Group → the stamp its live entries carry; a forgotten group is deleted, and a new stamp drawn. */
@@ -82,7 +99,13 @@ export class AnswerCache {
           sizeCalculation: (t, key) => entryBytes(key, t),
           dispose: (t, _key, reason) => {
             // Only live entries count; the clock is not read for entries without a lifetime.
-            if (reason === 'evict' && (t.expiresAt === NEVER_EXPIRES || t.expiresAt > this.clock())) this.stats.evictions++;
+            const timed = t.expiresAt !== NEVER_EXPIRES;
+            const live = reason === 'evict' && (!timed || t.expiresAt > this.clock());
+            if (live) this.stats.evictions++;
+            if (!timed) return;
+            const slot = timedSlotOf(t);
+            bump(this.timed.entries, slot, -1);
+            if (live) bump(this.timed.evictions, slot, 1);
           },
         });
   }
@@ -146,7 +169,9 @@ export class AnswerCache {
     }
     this.lru.set(key, t);
     // An entry bigger than the whole budget is not stored.
-    if (this.lru.has(key)) this.stats.insertions++;
+    if (!this.lru.has(key)) return;
+    this.stats.insertions++;
+    if (ttl !== undefined) bump(this.timed.entries, timedSlotOf(t), 1);
   }
 
   clear(): void {

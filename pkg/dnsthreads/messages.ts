@@ -1,5 +1,6 @@
 // What crosses between the owner (threads.ts) and a thread (worker.ts).
 
+import type { AnswerCache } from '../dns/answer-cache.ts';
 import type { ServerStats } from '../dns/server.ts';
 import type { Transport } from '../dns/responder.ts';
 
@@ -18,7 +19,7 @@ export interface ThreadStats {
   servers: ServerStats[];
   /** The thread's observer's counts (ThreadObserver.snapshot), when it has one. */
   observed?: unknown;
-  cache: { entries: number; bytes: number; maxBytes: number; hits: number; insertions: number; evictions: number; expired: number };
+  cache: { entries: number; bytes: number; maxBytes: number; hits: number; insertions: number; evictions: number; expired: number; timed: AnswerCache['timed'] };
 }
 
 export interface ThreadStart {

@@ -21,7 +21,7 @@ async function serve(port: NonNullable<typeof parentPort>, s: ThreadStart): Prom
   const stats = (): ThreadStats => {
     const { hits, insertions, evictions, expired } = cache.stats;
     // postMessage clones it as it sends: no copy here.
-    return { servers: servers.map((x) => x.stats), cache: { entries: cache.size, bytes: cache.bytes, maxBytes: cache.maxBytes, hits, insertions, evictions, expired }, observed: watch?.snapshot() };
+    return { servers: servers.map((x) => x.stats), cache: { entries: cache.size, bytes: cache.bytes, maxBytes: cache.maxBytes, hits, insertions, evictions, expired, timed: cache.timed }, observed: watch?.snapshot() };
   };
   channel = new ThreadChannel(port, {
     invalidate: (groups) => servers[0]?.invalidate(groups as string[] | undefined),

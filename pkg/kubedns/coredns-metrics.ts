@@ -4,6 +4,8 @@
 // zone, forwarding per upstream, reload failures, the plugins in force, the build.
 
 import client from 'prom-client';
+import { timedSlot } from '../dns/answer-cache.ts';
+import type { AnswerCache } from '../dns/answer-cache.ts';
 import { rcodeName, Type, typeName } from '../dns/constants.ts';
 import { formatUpstream } from '../forward/forward.ts';
 import type { ReplyStats } from '../forward/forward.ts';
@@ -37,6 +39,8 @@ export interface CoreDnsMetricsSource {
   healthcheckBroken(): number;
   /** Forwarded questions answered stale (the cache's serve_stale). */
   staleServed(): number;
+  /** Every thread's answer cache's entries with a lifetime (AnswerCache.timed): the forwarded answers. */
+  timedCaches(): AnswerCache['timed'][];
 }
 
 export function registerCoreDnsMetrics(registry: client.Registry, s: CoreDnsMetricsSource): void {
@@ -59,16 +63,28 @@ export function registerCoreDnsMetrics(registry: client.Registry, s: CoreDnsMetr
   });
   // The cache is the Corefile's on forwarded names (the cluster zone's is disabled, as kubeadm writes it): those answers' hits.
   const cached = { server: s.server, zones: s.zone, view: '' };
-  const forwarded = () => s.counters().skydnsRequests[SYSTEMS.indexOf('recursive')];
+  const recursive = SYSTEMS.indexOf('recursive');
+  const forwarded = () => s.counters().skydnsRequests[recursive];
   const hits = () => s.counters().forwardedCacheHits;
   mirroredCounter(registry, { name: 'coredns_cache_requests_total', help: 'The count of cache requests.', labelNames: ['server', 'zones', 'view'] }, () => [[cached, forwarded()]]);
   mirroredCounter(registry, { name: 'coredns_cache_hits_total', help: 'The count of cache hits.', labelNames: ['server', 'type', 'zones', 'view'] }, () => [[{ ...cached, type: 'success' }, hits()[0]], [{ ...cached, type: 'denial' }, hits()[1]]]);
   mirroredCounter(registry, { name: 'coredns_cache_misses_total', help: 'The count of cache misses. Deprecated, derive misses from cache hits/requests counters.', labelNames: ['server', 'zones', 'view'] }, () => [[cached, forwarded() - hits()[0] - hits()[1]]]);
+  // Forwarded answers are the ones kept with a lifetime (the cluster's are kept until a change drops them).
+  const timed = (pick: (t: AnswerCache['timed']) => number[]) => (['success', 'denial'] as const).map((type, d) => [{ ...cached, type }, sumSlot(s.timedCaches().map(pick), timedSlot(recursive, d === 1))] as const);
+  mirroredGauge(registry, { name: 'coredns_cache_entries', help: 'The number of elements in the cache.', labelNames: ['server', 'type', 'zones', 'view'] }, () => timed((t) => t.entries));
+  mirroredCounter(registry, { name: 'coredns_cache_evictions_total', help: 'The count of cache evictions.', labelNames: ['server', 'type', 'zones', 'view'] }, () => timed((t) => t.evictions));
   mirroredCounter(registry, { name: 'coredns_cache_prefetch_total', help: 'The number of times the cache has prefetched a cached item.', labelNames: ['server', 'zones', 'view'] }, () => [[cached, s.counters().prefetches]]);
   mirroredCounter(registry, { name: 'coredns_cache_served_stale_total', help: 'The number of requests served from stale cache entries.', labelNames: ['server', 'zones', 'view'] }, () => [[cached, s.staleServed()]]);
   mirroredCounter(registry, { name: 'coredns_forward_healthcheck_failures_total', help: 'Counter of the number of failed healthchecks.', labelNames: ['to'] }, () => s.upstreams().map((u) => [{ to: formatUpstream(u.server) }, u.healthcheckFailures] as const));
   mirroredCounter(registry, { name: 'coredns_forward_healthcheck_broken_total', help: 'Counter of the number of complete failures of the healthchecks.' }, () => [[{}, s.healthcheckBroken()]]);
   mirroredCounter(registry, { name: 'coredns_forward_max_concurrent_rejects_total', help: 'Counter of the number of queries rejected because the concurrent queries were at maximum.' }, () => [[{}, s.overloaded()]]);
+}
+
+/** `slot` of every thread's counts, summed. */
+function sumSlot(counts: number[][], slot: number): number {
+  let n = 0;
+  for (const c of counts) n += c[slot] ?? 0;
+  return n;
 }
 
 function* requests(s: CoreDnsMetricsSource, at: Labels): Iterable<readonly [Labels, number]> {

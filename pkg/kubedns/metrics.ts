@@ -38,6 +38,8 @@ export interface KubeDnsMetrics {
   setThreadStats(read: () => Promise<ThreadDnsStats[]>): void;
   /** Renders /metrics (the other threads' counts fetched first). */
   render(): Promise<string>;
+  /** Every thread's answer cache's entries with a lifetime (AnswerCache.timed), as of the last render. */
+  timedCaches(): AnswerCache['timed'][];
   /** The whole process's reply counts as of the last render (this thread's and every other's). */
   totals(): DnsCounters;
 }
@@ -45,7 +47,7 @@ export interface KubeDnsMetrics {
 /** What another thread reports for the metrics: its reply counts and its answer cache. */
 export interface ThreadDnsStats {
   counters: DnsCounters;
-  cache: { entries: number; bytes: number; maxBytes: number; evictions: number };
+  cache: { entries: number; bytes: number; maxBytes: number; evictions: number; timed: AnswerCache['timed'] };
 }
 
 type CacheFigures = ThreadDnsStats['cache'];
@@ -104,11 +106,12 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
 
   // Every thread's answer cache, summed (--workers: each holds up to --cache-bytes).
   let readCache: (() => AnswerCache) | null = null;
-  const caches = (pick: (c: CacheFigures) => number): (readonly [Labels, number])[] => {
+  const figures = (): CacheFigures[] => {
     if (readCache === null) return [];
     const own = readCache();
-    return [[{}, [{ entries: own.size, bytes: own.bytes, maxBytes: own.maxBytes, evictions: own.stats.evictions }, ...threadCaches].reduce((n, c) => n + pick(c), 0)]];
+    return [{ entries: own.size, bytes: own.bytes, maxBytes: own.maxBytes, evictions: own.stats.evictions, timed: own.timed }, ...threadCaches];
   };
+  const caches = (pick: (c: CacheFigures) => number): (readonly [Labels, number])[] => (readCache === null ? [] : [[{}, figures().reduce((n, c) => n + pick(c), 0)]]);
   const cacheGauge = (name: string, help: string, pick: (c: CacheFigures) => number) => mirroredGauge(registry, { name, help }, () => caches(pick));
   cacheGauge('kubedns_answer_cache_bytes', 'Memory the pre-encoded answers are counted as taking, against kubedns_answer_cache_max_bytes (--cache-bytes).', (c) => c.bytes);
   cacheGauge('kubedns_answer_cache_max_bytes', 'The answer caches\' budget: --cache-bytes for each thread, summed.', (c) => c.maxBytes);
@@ -123,6 +126,7 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
     setStateReader(read) {
       readState = read;
     },
+    timedCaches: () => figures().map((c) => c.timed),
     setAnswerCacheReader(read) {
       readCache = read;
     },

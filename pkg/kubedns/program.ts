@@ -281,6 +281,7 @@ export class KubeDns {
       overloaded: () => this.forwarder.stats.overloaded,
       healthcheckBroken: () => this.forwarder.stats.healthcheckBroken,
       staleServed: () => resolver.staleServed(),
+      timedCaches: () => this.metrics.timedCaches(),
     });
   }
 

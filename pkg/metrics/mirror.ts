@@ -31,8 +31,7 @@ export function mirroredCounter(registry: client.Registry, o: MirroredCounterOpt
         const values = labelNames.map((n) => labels[n]);
         const key = values.join('\0');
         const before = reported.get(key) ?? 0;
-        // In labelNames' order whatever the caller's: the exposition prints them as given.
-        counter.inc(Object.fromEntries(labelNames.map((n, i) => [n, values[i]])), Math.max(0, total - before));
+        counter.inc(inOrder(labelNames, values), Math.max(0, total - before));
         reported.set(key, Math.max(before, total));
       }
     },
@@ -40,15 +39,21 @@ export function mirroredCounter(registry: client.Registry, o: MirroredCounterOpt
   return counter;
 }
 
+/** Labels in labelNames' order whatever the caller's: the exposition prints them as given. */
+function inOrder(labelNames: readonly string[], values: readonly string[]): Labels {
+  return Object.fromEntries(labelNames.map((n, i) => [n, values[i]]));
+}
+
 /** A gauge whose series are read from elsewhere at each scrape: every series `values()` yields is set. */
 export function mirroredGauge(registry: client.Registry, o: MirroredCounterOptions, values: () => Iterable<readonly [Labels, number]>): client.Gauge<string> {
+  const labelNames = o.labelNames ?? [];
   const gauge: client.Gauge<string> = new client.Gauge({
     name: o.name,
     help: o.help,
-    labelNames: o.labelNames ?? [],
+    labelNames,
     registers: [registry],
     collect() {
-      for (const [labels, value] of values()) gauge.set(labels, value);
+      for (const [labels, value] of values()) gauge.set(inOrder(labelNames, labelNames.map((n) => labels[n])), value);
     },
   });
   return gauge;

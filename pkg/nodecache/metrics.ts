@@ -33,7 +33,6 @@ export function createNodeCacheMetrics(read: NodeCacheReadings): NodeCacheMetric
     SETUP_ERRORS.map((e) => [{ errortype: e }, read.setupErrors.get(e) ?? 0]),
   );
   const zones = () => read.serving?.zones ?? [];
-  mirroredGauge(registry, { name: 'coredns_cache_entries', help: 'The number of elements in the cache (every zone shares one).' }, () => [[{}, read.serving?.cache.size ?? 0]]);
   // Several zones may forward to one upstream (the template's three cluster zones): one series per upstream.
   mirroredCounter(registry, { name: 'coredns_forward_requests_total', help: 'Counter of requests made per upstream.', labelNames: ['to'] }, () => {
     const byUpstream = new Map<string, number>();

@@ -9,10 +9,12 @@
 import { isIPv6 } from 'node:net';
 import type client from 'prom-client';
 import { rcodeName } from '../dns/constants.ts';
+import { timedSlot } from '../dns/answer-cache.ts';
+import type { AnswerCache } from '../dns/answer-cache.ts';
 import type { ServerObserver } from '../dns/server.ts';
 import { ANSWER_KINDS, AnswerKind } from '../dnscache/handler.ts';
 import { HistogramCounts, collectedHistogram } from '../metrics/histogram.ts';
-import { mirroredCounter } from '../metrics/mirror.ts';
+import { mirroredCounter, mirroredGauge } from '../metrics/mirror.ts';
 import type { Labels } from '../metrics/mirror.ts';
 
 /** The query types CoreDNS's metrics name (plugin/metrics/vars monitorType); every other is "other". */
@@ -45,6 +47,8 @@ class ZoneSeries {
   readonly size = new HistogramCounts(SIZE_BUCKETS, PROTOS.length);
   /** The zone's block has a cache (the last engine's plan says). */
   cached = false;
+  /** The last engine's answer cache (AnswerCache.timed counts its entries) and the zone's first tag in it. */
+  timed: { counts: AnswerCache['timed']; tagBase: number } | null = null;
 
   readonly server: string;
   readonly zone: string;
@@ -65,6 +69,15 @@ class ZoneSeries {
     this.size.observe(size, proto);
     if (fromCache) this.hits[kind === AnswerKind.denial ? 1 : 0]++;
     if (kind === AnswerKind.stale) this.stale++;
+  }
+
+  /** The zone's entries (or evictions) in the cache, of one type: its tags' slots summed. */
+  timedCount(pick: (t: AnswerCache['timed']) => number[], denial: boolean): number {
+    if (this.timed === null) return 0;
+    const counts = pick(this.timed.counts);
+    let n = 0;
+    for (let kind = 0; kind < ANSWER_KINDS; kind++) n += counts[timedSlot(this.timed.tagBase + kind, denial)] ?? 0;
+    return n;
   }
 
   get total(): number {
@@ -88,13 +101,14 @@ export class RequestMetrics {
    * The observer of the listener on address:port, whose answers are tagged zone index ×
    * ANSWER_KINDS + kind, the zone index counting in `zones` (the engine's).
    */
-  observer(address: string, port: number, zones: readonly { zone: string; cached: boolean }[]): ServerObserver {
+  observer(address: string, port: number, zones: readonly { zone: string; cached: boolean }[], cache?: AnswerCache): ServerObserver {
     const server = `dns://${address}:${port}`;
     const family = isIPv6(address) ? '2' : '1';
-    const byTag = zones.map((z) => {
+    const byTag = zones.map((z, i) => {
       const key = `${server}\0${z.zone}`;
       const s = this.series.get(key) ?? new ZoneSeries(server, fqdn(z.zone), family);
       s.cached = z.cached;
+      s.timed = cache === undefined ? null : { counts: cache.timed, tagBase: i * ANSWER_KINDS };
       this.series.set(key, s);
       return s;
     });
@@ -144,6 +158,9 @@ export class RequestMetrics {
     cacheCounter('coredns_cache_misses_total', 'The count of cache misses. Deprecated, derive misses from cache hits/requests counters.', (s) => s.total - s.hits[0] - s.hits[1]);
     cacheCounter('coredns_cache_served_stale_total', 'The number of requests served from stale cache entries.', (s) => s.stale);
     cacheCounter('coredns_cache_prefetch_total', 'The number of times the cache has prefetched a cached item.', (s) => s.prefetched);
+    const timed = (pick: (t: AnswerCache['timed']) => number[]) => cached().flatMap((s) => (['success', 'denial'] as const).map((type) => [{ ...cache(s), type }, s.timedCount(pick, type === 'denial')] as const));
+    mirroredGauge(registry, { name: 'coredns_cache_entries', help: 'The number of elements in the cache.', labelNames: ['server', 'type', 'zones', 'view'] }, () => timed((t) => t.entries));
+    mirroredCounter(registry, { name: 'coredns_cache_evictions_total', help: 'The count of cache evictions.', labelNames: ['server', 'type', 'zones', 'view'] }, () => timed((t) => t.evictions));
     mirroredCounter(registry, { name: 'coredns_cache_hits_total', help: 'The count of cache hits.', labelNames: ['server', 'type', 'zones', 'view'] }, () =>
       cached().flatMap((s) => [[{ ...cache(s), type: 'success' }, s.hits[0]] as const, [{ ...cache(s), type: 'denial' }, s.hits[1]] as const]),
     );

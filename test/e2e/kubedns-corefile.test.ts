@@ -293,7 +293,10 @@ t.test('cache { prefetch }: a forwarded name asked often enough is asked again b
   await ask('popular.example.org');
   await ask('rare.example.org');
   await sleep(300);
-  t.match((await get(metrics, '/metrics')).body, /^coredns_cache_prefetch_total\{server="dns:\/\/127\.0\.0\.1:\d+",zones="\.",view=""\} 1$/m, 'one prefetch: the name asked twice in the second half of its TTL');
+  const scraped = (await get(metrics, '/metrics')).body;
+  t.match(scraped, /^coredns_cache_prefetch_total\{server="dns:\/\/127\.0\.0\.1:\d+",zones="\.",view=""\} 1$/m, 'one prefetch: the name asked twice in the second half of its TTL');
+  t.match(scraped, /^coredns_cache_entries\{server="dns:\/\/127\.0\.0\.1:\d+",type="success",zones="\.",view=""\} 2$/m, 'coredns_cache_entries: the two forwarded names');
+  t.match(scraped, /^coredns_cache_evictions_total\{server="dns:\/\/127\.0\.0\.1:\d+",type="denial",zones="\.",view=""\} 0$/m, 'coredns_cache_evictions_total, by type');
   process.kill(up.pid, 'SIGSTOP');
   await sleep(2500);
   t.same(answers(await ask('popular.example.org')), ['192.0.2.7'], 'past its first TTL, the upstream silent: the prefetched answer');

@@ -31,6 +31,10 @@ t.test('prefetch 2 1m 50%: a name asked twice in the second half of its TTL answ
   await dig(port, 'popular.example.com');
   await dig(port, 'rare.example.com');
   await sleep(300);
+  const series = (name: string, type: string) => new RegExp(`^${name}\\{server="dns://127\\.0\\.0\\.1:${port}",type="${type}",zones="\\.",view=""\\} (\\d+)$`, 'm');
+  const scraped = await registry.metrics();
+  t.same([scraped.match(series('coredns_cache_entries', 'success'))?.[1], scraped.match(series('coredns_cache_entries', 'denial'))?.[1]], ['2', '0'], 'coredns_cache_entries: the two names, by type');
+  t.match(scraped, series('coredns_cache_evictions_total', 'success'), 'coredns_cache_evictions_total exported');
   t.match(await registry.metrics(), new RegExp(`^coredns_cache_prefetch_total\\{server="dns://127\\.0\\.0\\.1:${port}",zones="\\.",view=""\\} 1$`, 'm'), 'one prefetch (the popular name), in coredns_cache_prefetch_total');
   process.kill(up.pid, 'SIGSTOP');
   await sleep(2500);

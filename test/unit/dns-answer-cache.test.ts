@@ -1,7 +1,7 @@
 // pkg/dns's AnswerCache with lifetimes, on a stepped clock: what a reply rendered from an entry
 // says (TTLs reduced by whole seconds kept), when an entry is gone, and what the counters count.
 import t from 'tap';
-import { AnswerCache, entryBytes } from '../../pkg/dns/answer-cache.ts';
+import { AnswerCache, entryBytes, timedSlot } from '../../pkg/dns/answer-cache.ts';
 import { coarseSeconds } from '../../pkg/dns/clock.ts';
 import { Class, Rcode, Type } from '../../pkg/dns/constants.ts';
 import { encodeMessage, parseMessage, readQuestion } from '../../pkg/dns/codec.ts';
@@ -218,4 +218,32 @@ t.test('forget(groups) drops the entries stored in those groups, and only those'
   t.not(cache.get('a1'), undefined, 'the group stored again is live');
   cache.forget(['default/a']);
   t.equal(cache.get('a1'), undefined, 'and forgotten again');
+});
+
+t.test('entries with a lifetime are counted by tag and type while held, and when pushed out live (CoreDNS cache_entries, evictions)', async (t) => {
+  const nxdomain = (): Template => {
+    const m = emptyMessage();
+    m.qr = true;
+    m.rcode = Rcode.NXDOMAIN;
+    m.questions.push({ name: 'web.example', type: Type.A, class: Class.IN });
+    return templateFromEncoded(encodeMessage(m), 12 + 13 + 4, Rcode.NXDOMAIN);
+  };
+  const tagged = (tpl: Template, tag: number) => Object.assign(tpl, { tag });
+  const clock = { now: 0 };
+  const cache = new AnswerCache({ maxBytes: 1 << 20, maxEntries: 3, clock: () => clock.now });
+  cache.set('k00', tagged(stored(), 2), 0, 60);
+  cache.set('k01', tagged(nxdomain(), 2), 0, 60);
+  cache.set('k02', tagged(stored(), 0), 0);
+  t.same([cache.timed.entries[timedSlot(2, false)], cache.timed.entries[timedSlot(2, true)], cache.timed.entries[timedSlot(0, false)] ?? 0], [1, 1, 0], 'by tag and type; an entry without a lifetime is not one');
+  cache.set('k00', tagged(stored(), 2), 0, 60);
+  t.equal(cache.timed.entries[timedSlot(2, false)], 1, 'replaced: still one');
+  cache.set('k03', tagged(stored(), 2), 0, 60);
+  t.same([cache.timed.entries[timedSlot(2, true)], cache.timed.evictions[timedSlot(2, true)]], [0, 1], 'the oldest (the denial) pushed out live: an eviction');
+  clock.now = 61;
+  cache.set('k04', tagged(stored(), 2), 0, 60);
+  cache.set('k05', tagged(stored(), 2), 0, 60);
+  t.equal(cache.timed.evictions[timedSlot(2, false)] ?? 0, 0, 'expired ones pushed out are no evictions');
+  t.equal(cache.timed.entries[timedSlot(2, false)], 3, 'held: k03, k04, k05');
+  cache.clear();
+  t.equal(cache.timed.entries[timedSlot(2, false)], 0, 'cleared: none held');
 });
