@@ -8,9 +8,9 @@ import type { TcpCloseReason } from './tcp.ts';
 export interface ServerObserver {
   /**
    * `tag`: the Answer.tag the reply was made from (0 for none, and for error replies); `size`: the
-   * reply's length in bytes; `truncated`: it went out with TC set.
+   * reply's length in bytes; `truncated`: it went out with TC set; `requestSize`: the request's length.
    */
-  response?(qtype: number, rcode: number, transport: Transport, seconds: number, fromCache: boolean, tag: number, size: number, truncated: boolean): void;
+  response?(qtype: number, rcode: number, transport: Transport, seconds: number, fromCache: boolean, tag: number, size: number, truncated: boolean, requestSize: number): void;
   /** Reasons: 'short', 'qdcount', 'counts', 'label', 'name-too-long', 'question-pointer', 'not-opt', 'bad-opt', 'tcp-frame-length'. */
   malformed?(reason: string): void;
   /** Reasons: 'response-packet' (QR=1), 'tcp-cap', 'handler' (the handler returned null). */
@@ -26,7 +26,7 @@ export interface ServerObserver {
   prefetch?(tag: number): void;
 }
 
-type Hook = (a?: unknown, b?: unknown, c?: unknown, d?: unknown, e?: unknown, f?: unknown, g?: unknown, h?: unknown) => void;
+type Hook = (a?: unknown, b?: unknown, c?: unknown, d?: unknown, e?: unknown, f?: unknown, g?: unknown, h?: unknown, i?: unknown) => void;
 
 /** Same hooks, bound to their object, never throwing; missing hooks stay undefined. */
 export function guardObserver(o: ServerObserver | undefined): ServerObserver {
@@ -36,9 +36,9 @@ export function guardObserver(o: ServerObserver | undefined): ServerObserver {
     const fn = o[name] as Hook | undefined;
     if (typeof fn !== 'function') continue;
     // Fixed arity (no rest array, no apply): `response` runs once per query.
-    out[name] = (a, b, c, d, e, f, g, h) => {
+    out[name] = (a, b, c, d, e, f, g, h, i) => {
       try {
-        fn.call(o, a, b, c, d, e, f, g, h);
+        fn.call(o, a, b, c, d, e, f, g, h, i);
       } catch {
         // An observer bug must not cost a client its answer.
       }

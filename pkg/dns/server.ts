@@ -640,7 +640,7 @@ export class DnsServer {
     const seconds = (performance.now() - started) / 1000;
     if (this.observer.response !== undefined) {
       const qtype = nameEnd > HEADER_SIZE ? u16(req, nameEnd) : 0;
-      this.observer.response(qtype, rcode, via.transport, seconds, fromCache, tag, out.length - via.headroom, truncated);
+      this.observer.response(qtype, rcode, via.transport, seconds, fromCache, tag, out.length - via.headroom, truncated, req.length);
     }
     if (this.onReply !== undefined) this.replySeen(req, nameEnd, out, via, rcode, address, port, seconds);
   }

@@ -10,6 +10,7 @@ import { rcodeName, Type, typeName } from '../dns/constants.ts';
 import { formatUpstream } from '../forward/forward.ts';
 import type { ReplyStats } from '../forward/forward.ts';
 import { REPLY_RCODES } from '../forward/servers.ts';
+import { REQUEST_SIZE_HELP, RESPONSE_SIZE_HELP } from '../metrics/coredns-sizes.ts';
 import { collectedHistogram } from '../metrics/histogram.ts';
 import { mirroredCounter, mirroredGauge } from '../metrics/mirror.ts';
 import type { Labels } from '../metrics/mirror.ts';
@@ -52,6 +53,13 @@ export function registerCoreDnsMetrics(registry: client.Registry, s: CoreDnsMetr
   collectedHistogram(registry, { name: 'coredns_dns_request_duration_seconds', help: 'Histogram of the time (in seconds) each request took per zone.' }, function* (): Iterable<readonly [Labels, DnsCounters['duration'], number]> {
     yield [at, s.counters().duration, 0];
   });
+  const sizes = (name: string, help: string, pick: (c: DnsCounters) => DnsCounters['requestSize']) =>
+    collectedHistogram(registry, { name, help }, function* (): Iterable<readonly [Labels, DnsCounters['requestSize'], number]> {
+      const c = s.counters();
+      for (let p = 0; p < PROTOS.length; p++) yield [{ ...at, proto: PROTOS[p] }, pick(c), p];
+    });
+  sizes('coredns_dns_request_size_bytes', REQUEST_SIZE_HELP, (c) => c.requestSize);
+  sizes('coredns_dns_response_size_bytes', RESPONSE_SIZE_HELP, (c) => c.responseSize);
   mirroredCounter(registry, { name: 'coredns_reload_failed_total', help: 'Counter of the number of failed reload attempts.' }, () => [[{}, s.reloadFailed()]]);
   mirroredCounter(registry, { name: 'coredns_panics_total', help: 'A metrics that counts the number of panics.' }, () => [[{}, s.counters().handlerErrors]]);
   mirroredCounter(registry, { name: 'coredns_forward_requests_total', help: 'Counter of requests made per upstream.', labelNames: ['to'] }, () => s.upstreams().map((u) => [{ to: formatUpstream(u.server) }, u.queries] as const));

@@ -5,6 +5,7 @@
 
 import { Rcode, Type } from '../dns/constants.ts';
 import type { ServerObserver } from '../dns/server.ts';
+import { SIZE_BUCKETS } from '../metrics/coredns-sizes.ts';
 import { HistogramCounts } from '../metrics/histogram.ts';
 import { SYSTEMS } from './resolver.ts';
 
@@ -51,6 +52,9 @@ export class DnsCounters {
   prefetches = 0;
   readonly skydnsDuration = new HistogramCounts(SKYDNS_DURATION_BUCKETS, SYSTEMS.length);
   readonly skydnsSize = new HistogramCounts(SKYDNS_SIZE_BUCKETS, SYSTEMS.length);
+  /** CoreDNS's request and reply sizes, by transport (PROTOS). */
+  readonly requestSize = new HistogramCounts(SIZE_BUCKETS, PROTOS.length);
+  readonly responseSize = new HistogramCounts(SIZE_BUCKETS, PROTOS.length);
   readonly malformed: Counts = {};
   readonly dropped: Counts = {};
   truncated = 0;
@@ -58,10 +62,13 @@ export class DnsCounters {
   handlerErrors = 0;
 
   readonly observer: ServerObserver = {
-    response: (qtype, rcode, transport, seconds, fromCache, tag, size, truncated) => {
+    response: (qtype, rcode, transport, seconds, fromCache, tag, size, truncated, requestSize) => {
       const slot = TYPE_SLOT.get(qtype) ?? OTHER_SLOT;
-      this.responses[(transport === 'tcp' ? TYPE_SLOTS * RCODES : 0) + slot * RCODES + (rcode < RCODES ? rcode : RCODES - 1)]++;
+      const proto = transport === 'tcp' ? 1 : 0;
+      this.responses[proto * TYPE_SLOTS * RCODES + slot * RCODES + (rcode < RCODES ? rcode : RCODES - 1)]++;
       this.duration.observe(seconds);
+      this.requestSize.observe(requestSize, proto);
+      this.responseSize.observe(size, proto);
       if (fromCache) this.cacheHits++;
       // By the system the answer was made under (the resolver's tag), from the cache too: a cached
       // CHAOS or REFUSED answer used to count as auth.
@@ -94,6 +101,8 @@ export class DnsCounters {
     this.prefetches += other.prefetches;
     this.skydnsDuration.add(HistogramCounts.from(other.skydnsDuration));
     this.skydnsSize.add(HistogramCounts.from(other.skydnsSize));
+    this.requestSize.add(HistogramCounts.from(other.requestSize));
+    this.responseSize.add(HistogramCounts.from(other.responseSize));
     addCounts(this.malformed, other.malformed);
     addCounts(this.dropped, other.dropped);
     this.truncated += other.truncated;

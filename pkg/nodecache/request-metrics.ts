@@ -13,6 +13,7 @@ import { timedSlot } from '../dns/answer-cache.ts';
 import type { AnswerCache } from '../dns/answer-cache.ts';
 import type { ServerObserver } from '../dns/server.ts';
 import { ANSWER_KINDS, AnswerKind } from '../dnscache/handler.ts';
+import { REQUEST_SIZE_HELP, RESPONSE_SIZE_HELP, SIZE_BUCKETS } from '../metrics/coredns-sizes.ts';
 import { HistogramCounts, collectedHistogram } from '../metrics/histogram.ts';
 import { mirroredCounter, mirroredGauge } from '../metrics/mirror.ts';
 import type { Labels } from '../metrics/mirror.ts';
@@ -31,8 +32,6 @@ const RCODES = 24;
 const PLUGINS = ['cache', 'forward'] as const;
 /** CoreDNS's plugin.TimeBuckets: 0.25 ms doubling 16 times. */
 const DURATION_BUCKETS = Array.from({ length: 16 }, (_, i) => 0.00025 * 2 ** i);
-/** CoreDNS's plugin.SizeBuckets. */
-const SIZE_BUCKETS = [0, 100, 200, 300, 400, 511, 1023, 2047, 4095, 8291, 16e3, 32e3, 48e3, 64e3];
 
 /** One server (listener) and zone: what CoreDNS labels server, zone (zones for the cache). */
 class ZoneSeries {
@@ -45,6 +44,7 @@ class ZoneSeries {
   prefetched = 0;
   readonly duration = new HistogramCounts(DURATION_BUCKETS, TYPE_NAMES.length);
   readonly size = new HistogramCounts(SIZE_BUCKETS, PROTOS.length);
+  readonly requestSize = new HistogramCounts(SIZE_BUCKETS, PROTOS.length);
   /** The zone's block has a cache (the last engine's plan says). */
   cached = false;
   /** The last engine's answer cache (AnswerCache.timed counts its entries) and the zone's first tag in it. */
@@ -60,13 +60,14 @@ class ZoneSeries {
     this.family = family;
   }
 
-  count(qtype: number, rcode: number, proto: number, seconds: number, fromCache: boolean, kind: number, size: number): void {
+  count(qtype: number, rcode: number, proto: number, seconds: number, fromCache: boolean, kind: number, size: number, requestSize: number): void {
     const type = TYPE_SLOT.get(qtype) ?? OTHER;
     this.requests[proto * TYPE_NAMES.length + type]++;
     const byCache = fromCache || kind === AnswerKind.stale;
     this.responses[(rcode < RCODES ? rcode : RCODES - 1) * PLUGINS.length + (byCache ? 0 : 1)]++;
     this.duration.observe(seconds, type);
     this.size.observe(size, proto);
+    this.requestSize.observe(requestSize, proto);
     if (fromCache) this.hits[kind === AnswerKind.denial ? 1 : 0]++;
     if (kind === AnswerKind.stale) this.stale++;
   }
@@ -113,10 +114,10 @@ export class RequestMetrics {
       return s;
     });
     return {
-      response(qtype, rcode, transport, seconds, fromCache, tag, size) {
+      response(qtype, rcode, transport, seconds, fromCache, tag, size, _truncated, requestSize) {
         // A reply the server made without the handler (a malformed query's FORMERR) has no zone.
         if (tag < 0) return;
-        byTag[Math.floor(tag / ANSWER_KINDS)]?.count(qtype, rcode, transport === 'tcp' ? 1 : 0, seconds, fromCache, tag % ANSWER_KINDS, size);
+        byTag[Math.floor(tag / ANSWER_KINDS)]?.count(qtype, rcode, transport === 'tcp' ? 1 : 0, seconds, fromCache, tag % ANSWER_KINDS, size, requestSize);
       },
       prefetch(tag) {
         const s = byTag[Math.floor(tag / ANSWER_KINDS)];
@@ -149,9 +150,12 @@ export class RequestMetrics {
     collectedHistogram(registry, { name: 'coredns_dns_request_duration_seconds', help: 'Histogram of the time (in seconds) each request took per zone.' }, function* () {
       for (const s of all()) for (let t = 0; t < TYPE_NAMES.length; t++) yield [{ ...dns(s), type: TYPE_NAMES[t] }, s.duration, t] as const;
     });
-    collectedHistogram(registry, { name: 'coredns_dns_response_size_bytes', help: 'Size of the returned response in bytes.' }, function* () {
-      for (const s of all()) for (let p = 0; p < PROTOS.length; p++) yield [{ ...dns(s), proto: PROTOS[p] }, s.size, p] as const;
-    });
+    const sizes = (name: string, help: string, pick: (s: ZoneSeries) => HistogramCounts) =>
+      collectedHistogram(registry, { name, help }, function* () {
+        for (const s of all()) for (let p = 0; p < PROTOS.length; p++) yield [{ ...dns(s), proto: PROTOS[p] }, pick(s), p] as const;
+      });
+    sizes('coredns_dns_request_size_bytes', REQUEST_SIZE_HELP, (s) => s.requestSize);
+    sizes('coredns_dns_response_size_bytes', RESPONSE_SIZE_HELP, (s) => s.size);
     const cacheCounter = (name: string, help: string, value: (s: ZoneSeries) => number) =>
       mirroredCounter(registry, { name, help, labelNames: ['server', 'zones', 'view'] }, () => cached().map((s) => [cache(s), value(s)] as const));
     cacheCounter('coredns_cache_requests_total', 'The count of cache requests.', (s) => s.total);

@@ -135,6 +135,10 @@ t.test("kube-dns -conf with kubeadm's Corefile on a real API server", async (t) 
     t.match(text, new RegExp(`^coredns_dns_responses_total\\{${server},rcode="NOERROR",plugin=""\\} [1-9]`, 'm'), 'responses by rcode, per server and zone');
     t.match(text, new RegExp(`^coredns_dns_requests_total\\{${server},proto="udp",family="1",type="A"\\} [1-9]`, 'm'), 'requests by protocol, family and type');
     t.match(text, new RegExp(`^coredns_dns_request_duration_seconds_bucket\\{${server},le="\\+Inf"\\} [1-9]`, 'm'), 'the duration histogram');
+    // What the coredns mixin's dashboard reads beside the alerts' series.
+    t.match(text, new RegExp(`^coredns_dns_request_size_bytes_bucket\\{${server},proto="udp",le="100"\\} [1-9]`, 'm'), 'request sizes by protocol (a question under 100 bytes)');
+    t.match(text, new RegExp(`^coredns_dns_response_size_bytes_bucket\\{${server},proto="udp",le="\\+Inf"\\} [1-9]`, 'm'), 'reply sizes by protocol');
+    t.match(text, new RegExp(`^coredns_cache_entries\\{server="dns://127\\.0\\.0\\.1:${p.dns}",type="success",zones="\\.",view=""\\} [1-9]`, 'm'), 'the cache size');
     t.match(text, new RegExp(`^coredns_forward_responses_total\\{to="127\\.0\\.0\\.1:${upA.port}",rcode="NOERROR"\\} [1-9]`, 'm'), 'forward replies per upstream and rcode');
     t.match(text, new RegExp(`^coredns_forward_request_duration_seconds_bucket\\{to="127\\.0\\.0\\.1:${upB.port}",rcode="NOERROR",le="\\+Inf"\\} [1-9]`, 'm'), 'forward durations per upstream and rcode');
     t.match(text, /^coredns_reload_failed_total 1$/m, 'the broken reload counted');

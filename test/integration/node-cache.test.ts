@@ -144,6 +144,7 @@ t.test("CoreDNS's request and cache metrics, per server and zone, as upstream's 
   t.equal(m.get(`coredns_dns_request_duration_seconds_count{${zone},type="A"}`), 5, 'request duration by type');
   t.equal(m.get(`coredns_dns_request_duration_seconds_bucket{${zone},type="A",le="+Inf"}`), 5);
   t.equal(m.get(`coredns_dns_response_size_bytes_count{${zone},proto="tcp"}`), 1, 'response size by proto');
+  t.equal(m.get(`coredns_dns_request_size_bytes_count{${zone},proto="tcp"}`), 1, 'request size by proto');
   t.equal(m.get(`coredns_cache_requests_total{${cache}}`), 5, 'cache requests');
   t.equal(m.get(`coredns_cache_hits_total{${local},type="success",zones="cluster.local.",view=""}`), 2, 'hits: success');
   t.equal(m.get(`coredns_cache_hits_total{${local},type="denial",zones="cluster.local.",view=""}`), 1, 'hits: denial (NXDOMAIN)');
