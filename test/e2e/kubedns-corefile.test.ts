@@ -209,6 +209,32 @@ t.test("kube-dns -conf with k3s's Corefile shape: hosts from a NodeHosts file (r
   t.pass('NodeHosts re-read');
 });
 
+/**
+ * kube-dns -conf with a Corefile of its own in `dir`: the cluster, a forward to 127.0.0.1:`upstream`, and
+ * `cache 30` with MINTTL 0 and the option `cacheOption`; resolves once /ready says 200.
+ */
+async function startForwardCache(t: Test, cluster: Awaited<ReturnType<typeof startCluster>>, dir: string, upstream: number, cacheOption: string): Promise<{ dns: number; metrics: number }> {
+  const [dns, ready, metrics] = [await freePort(), await freePort(), await freePort()];
+  const conf = join(dir, `Corefile-${cacheOption.replace(/\W+/g, '-')}`);
+  writeFileSync(conf, `.:${dns} {
+    bind 127.0.0.1
+    ready 127.0.0.1:${ready}
+    prometheus 127.0.0.1:${metrics}
+    kubernetes cluster.local {
+      kubeconfig ${cluster.kubeconfig(cluster.kubeDnsToken)}
+    }
+    forward . 127.0.0.1:${upstream}
+    cache 30 {
+      success 9984 30 0
+      ${cacheOption}
+    }
+}
+`);
+  const kd = startCoreMode(t, conf);
+  await eventually(async () => (await get(ready, '/ready').catch(() => ({ status: 0 }))).status === 200, 'ready', WAIT).catch((err) => t.fail(`${err}\n${kd.output()}`));
+  return { dns, metrics };
+}
+
 t.test('cache { serve_stale }: a forwarded answer kept past its TTL is answered while the upstream is silent: at once and refreshed behind (immediate, unsaid), or once the upstream failed (verify)', async (t) => {
   if (!e2eCanRun(t)) return;
   const cluster = await startCluster(t);
@@ -217,24 +243,7 @@ t.test('cache { serve_stale }: a forwarded answer kept past its TTL is answered 
   const up = await startDnsmasq(t, ['192.0.2.7 www.example.org'], ['--local-ttl=1']);
   t.teardown(() => void process.kill(up.pid, 'SIGCONT'));
   const serve = async (mode: string) => {
-    const [dns, ready, metrics] = [await freePort(), await freePort(), await freePort()];
-    const conf = join(dir, `Corefile-${mode || 'unsaid'}`);
-    writeFileSync(conf, `.:${dns} {
-    bind 127.0.0.1
-    ready 127.0.0.1:${ready}
-    prometheus 127.0.0.1:${metrics}
-    kubernetes cluster.local {
-      kubeconfig ${cluster.kubeconfig(cluster.kubeDnsToken)}
-    }
-    forward . 127.0.0.1:${up.port}
-    cache 30 {
-      success 9984 30 0
-      serve_stale 1h ${mode}
-    }
-}
-`);
-    const kd = startCommand(t, [process.execPath, `${repoRoot}cmd/kube-dns/main.ts`, '-conf', conf], {}, 'kube-dns');
-    await eventually(async () => (await get(ready, '/ready').catch(() => ({ status: 0 }))).status === 200, 'ready', WAIT).catch((err) => t.fail(`${err}\n${kd.output()}`));
+    const { dns, metrics } = await startForwardCache(t, cluster, dir, up.port, `serve_stale 1h ${mode}`);
     const fresh = await dig(dns, 'www.example.org');
     t.same(answers(fresh), ['192.0.2.7']);
     t.equal(fresh.answer[0].ttl, 1, "the upstream's TTL");
@@ -270,24 +279,7 @@ t.test('cache { prefetch }: a forwarded name asked often enough is asked again b
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const up = await startDnsmasq(t, ['192.0.2.7 popular.example.org', '192.0.2.8 rare.example.org'], ['--local-ttl=4']);
   t.teardown(() => void process.kill(up.pid, 'SIGCONT'));
-  const [dns, ready, metrics] = [await freePort(), await freePort(), await freePort()];
-  const conf = join(dir, 'Corefile');
-  writeFileSync(conf, `.:${dns} {
-    bind 127.0.0.1
-    ready 127.0.0.1:${ready}
-    prometheus 127.0.0.1:${metrics}
-    kubernetes cluster.local {
-      kubeconfig ${cluster.kubeconfig(cluster.kubeDnsToken)}
-    }
-    forward . 127.0.0.1:${up.port}
-    cache 30 {
-      success 9984 30 0
-      prefetch 2 1m 50%
-    }
-}
-`);
-  const kd = startCommand(t, [process.execPath, `${repoRoot}cmd/kube-dns/main.ts`, '-conf', conf], {}, 'kube-dns');
-  await eventually(async () => (await get(ready, '/ready').catch(() => ({ status: 0 }))).status === 200, 'ready', WAIT).catch((err) => t.fail(`${err}\n${kd.output()}`));
+  const { dns, metrics } = await startForwardCache(t, cluster, dir, up.port, 'prefetch 2 1m 50%');
   // One source port: every ask reaches the same thread (SO_REUSEPORT picks by the asker's address), whose cache counts them.
   const from = ['-b', `127.0.0.1#${await freePort()}`];
   const ask = (name: string, extra: string[] = []) => dig(dns, name, 'A', [...from, ...extra]);
