@@ -46,8 +46,9 @@ export async function runCorefile(argv: readonly string[]): Promise<void> {
   const plan = read.plan;
   const source = apiSource({ kubeconfig: plan.kubeconfig ?? '', kubeconfigContext: plan.kubeconfigContext ?? '', masterUrl: plan.endpoint ?? '', endpointsApi: plan.noEndpoints ? 'none' : 'endpointslices', configMap: '', configMapNamespace: 'kube-system', silentWatchMs: 300_000 }, log);
   const sync = new CorefileSync(f.conf, read, ctx, log.child('corefile'));
-  const kubeDns = new KubeDns({ ...corefileKubeDnsOptions(plan, sync, log), source, version: VERSION });
-  sync.onPlugins = (next) => kubeDns.replacePlugins(corefileServedBefore(next, log), next.plugins, corefileForwardCache(next));
+  const options = corefileKubeDnsOptions(plan, sync, log);
+  const kubeDns = new KubeDns({ ...options, source, version: VERSION });
+  sync.onPlugins = (next) => kubeDns.replacePlugins(corefileServedBefore(next, log, options.coreDnsMetrics!.answering), next.plugins, corefileForwardCache(next));
   await kubeDns.start().catch((err: Error) => {
     log.error('cannot start', { err: err.message });
     process.exit(1);

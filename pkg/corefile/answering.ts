@@ -15,6 +15,7 @@ import { templateHandler } from '../template/handler.ts';
 import type { TemplateRule } from '../template/rules.ts';
 import { ZoneFiles, zoneFileHandler } from '../zonefile/handler.ts';
 import type { ZoneFileOptions } from '../zonefile/handler.ts';
+import type { AnsweringMetrics } from './answering-metrics.ts';
 import { cachedAfter } from './cache-capped.ts';
 import type { CacheOptions } from './plugins/cache.ts';
 import type { HostsOptions } from './plugins/hosts.ts';
@@ -49,17 +50,28 @@ const afterCache = (handler: ChainedHandler, cache: CacheOptions | null) => (cac
 
 const stateless = (handler: ChainedHandler): AnsweringPlugin => ({ handler, close: () => undefined });
 
+/** Where a block's plugins count: the program's metrics, and the block's server as CoreDNS names it. */
+export interface AnsweringCounts {
+  metrics: AnsweringMetrics;
+  server: string;
+}
+
 /** `p`'s handlers in CoreDNS's order; `cache`: the block's (template's and hosts' TTLs as it leaves them). */
-export function answeringPlugins(p: AnsweringPlan, cache: CacheOptions | null, log: Logger): AnsweringPlugin[] {
+export function answeringPlugins(p: AnsweringPlan, cache: CacheOptions | null, log: Logger, counts?: AnsweringCounts): AnsweringPlugin[] {
   const out: AnsweringPlugin[] = [];
   if (p.any) out.push(stateless(anyHandler));
   for (const c of p.chaos) out.push({ ...stateless(chaosHandler(c.answers)), zones: c.zones ?? undefined });
   if (p.rewrite.length > 0) out.push(stateless(rewriteHandler(p.rewrite)));
-  if (p.template.length > 0) out.push(stateless(afterCache(templateHandler(p.template), cache)));
+  if (p.template.length > 0) out.push(stateless(afterCache(templateHandler(p.template, counts?.metrics.templateMatched(counts.server)), cache)));
   if (p.hosts !== null) {
     const h = p.hosts;
     const table = new HostsTable({ file: h.file, inline: h.inline, noReverse: h.noReverse, reloadMs: h.reloadMs, log: log.child('hosts') });
-    out.push({ handler: afterCache(hostsHandler(table, { zones: h.zones, ttl: h.ttl, fallthrough: h.fallthrough }), cache), close: () => table.close() });
+    const uncount = counts?.metrics.hosts(table);
+    const close = () => {
+      uncount?.();
+      table.close();
+    };
+    out.push({ handler: afterCache(hostsHandler(table, { zones: h.zones, ttl: h.ttl, fallthrough: h.fallthrough }), cache), close });
   }
   for (const f of p.file) {
     const files = new ZoneFiles(f, log.child('file'));

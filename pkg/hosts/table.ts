@@ -53,6 +53,9 @@ export interface HostsTableOptions {
 }
 
 export class HostsTable {
+  /** Name and address pairs held (CoreDNS's coredns_hosts_entries), and when they were last read (ms since the epoch). */
+  entries = 0;
+  loadedAt = 0;
   private parsed: Parsed = { byName: new Map(), byAddress: new Map() };
   private seen = '';
   private timer: NodeJS.Timeout | undefined;
@@ -80,6 +83,11 @@ export class HostsTable {
     return this.parsed.byAddress.get(ip) ?? [];
   }
 
+  /** The file read ('' for the Corefile's lines alone). */
+  get file(): string {
+    return this.o.file ?? '';
+  }
+
   close(): void {
     clearInterval(this.timer);
   }
@@ -101,6 +109,9 @@ export class HostsTable {
     }
     const parsed = parseHostsLines(text.split('\n'), undefined, !this.o.noReverse);
     this.parsed = parseHostsLines(this.o.inline, parsed, !this.o.noReverse);
+    this.entries = 0;
+    for (const a of this.parsed.byName.values()) this.entries += a.v4.length + a.v6.length;
+    this.loadedAt = Date.now();
     this.o.log.info('hosts loaded', { file: this.o.file ?? undefined, names: this.parsed.byName.size });
   }
 }

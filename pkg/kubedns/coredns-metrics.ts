@@ -17,6 +17,8 @@ import type { Labels } from '../metrics/mirror.ts';
 import { OTHER_SLOT, PROTOS, RCODES, TRACKED_TYPES, TYPE_SLOTS } from './dns-counters.ts';
 import type { DnsCounters } from './dns-counters.ts';
 import { SYSTEMS } from './resolver.ts';
+import type { ClusterStore } from '../cluster/store.ts';
+import type { ServiceKindOf } from '../source/kubernetes-metrics.ts';
 
 /** The types CoreDNS gives a label value of their own (plugin/pkg/dnstest's monitored types); the rest is "other". */
 const COREDNS_TYPES = new Set<number>([Type.A, Type.AAAA, Type.MX, Type.SOA, Type.CNAME, Type.PTR, Type.TXT, Type.NS, Type.SRV, Type.AXFR, Type.IXFR, Type.ANY]);
@@ -42,6 +44,11 @@ export interface CoreDnsMetricsSource {
   staleServed(): number;
   /** Every thread's answer cache's entries with a lifetime (AnswerCache.timed): the forwarded answers. */
   timedCaches(): AnswerCache['timed'][];
+}
+
+/** How CoreDNS names a server: `dns://` and its bind address (none: every address, `dns://:53`) and port. */
+export function coreDnsServerName(bind: string, port: number): string {
+  return `dns://${bind === '0.0.0.0' ? '' : bind.includes(':') ? `[${bind}]` : bind}:${port}`;
 }
 
 export function registerCoreDnsMetrics(registry: client.Registry, s: CoreDnsMetricsSource): void {
@@ -118,4 +125,17 @@ function* responses(s: CoreDnsMetricsSource, at: Labels): Iterable<readonly [Lab
     for (let i = rc; i < r.length; i += RCODES) n += r[i];
     if (n > 0) yield [{ ...at, rcode: rcodeName(rc), plugin: '' }, n];
   }
+}
+
+/**
+ * CoreDNS's service kind of an EndpointSlice's Service, for coredns_kubernetes_dns_programming_duration_seconds:
+ * null when the slice names no Service the store holds (CoreDNS skips those too).
+ */
+export function serviceKindOf(store: Pick<ClusterStore, 'services'>): ServiceKindOf {
+  return (slice) => {
+    const name = slice.metadata.labels?.['kubernetes.io/service-name'];
+    const svc = name === undefined ? undefined : store.services.get(`${slice.metadata.namespace}/${name}`);
+    if (svc === undefined || svc.kind === 'ExternalName') return null;
+    return svc.kind === 'Headless' ? 'headless_with_selector' : 'cluster_ip';
+  };
 }

@@ -3,9 +3,11 @@
 // the caller's to make.
 
 import { answeringPlugins } from '../corefile/answering.ts';
+import { AnsweringMetrics } from '../corefile/answering-metrics.ts';
 import { cachePolicy } from '../corefile/plugins/cache.ts';
 import type { CachePolicy } from '../dnscache/cache.ts';
 import type { Logger } from '../log/log.ts';
+import { coreDnsServerName } from './coredns-metrics.ts';
 import type { KubeDnsCorefile } from './corefile.ts';
 import type { CorefileSync } from './corefile-sync.ts';
 import type { KubeDnsOptions, ServedBefore } from './program.ts';
@@ -21,8 +23,8 @@ export function listenAddress(address: string): { host: string; port: number } {
 }
 
 /** The plugins that answer before kube-dns's own, in CoreDNS's order (at start, and at every reload that changes them). */
-export function corefileServedBefore(k: KubeDnsCorefile, log: Logger): ServedBefore[] {
-  return answeringPlugins(k, k.cache, log);
+export function corefileServedBefore(k: KubeDnsCorefile, log: Logger, metrics: AnsweringMetrics): ServedBefore[] {
+  return answeringPlugins(k, k.cache, log, { metrics, server: coreDnsServerName(k.bind ?? '0.0.0.0', k.port) });
 }
 
 /** The policy of what `k` forwards and keeps (its `cache`); undefined: nothing kept. At start, and at every reload that changes its zones. */
@@ -33,6 +35,8 @@ export function corefileForwardCache(k: KubeDnsCorefile): CachePolicy | undefine
 /** kube-dns's options for `k`, its source aside; `configSync` carries the routes and their reloads. */
 export function corefileKubeDnsOptions(k: KubeDnsCorefile, configSync: CorefileSync, log: Logger): Omit<KubeDnsOptions, 'source' | 'version'> {
   const endpoints = [...new Set([k.health?.address, k.ready, k.metrics].filter((a): a is string => a !== null && a !== undefined))];
+  // hosts' and template's metrics, which this start's plugins and every reload's report into.
+  const answering = new AnsweringMetrics();
   return {
     domain: k.domain,
     ttl: k.ttl,
@@ -63,8 +67,8 @@ export function corefileKubeDnsOptions(k: KubeDnsCorefile, configSync: CorefileS
     clusterFallthrough: k.clusterFallthrough,
     queryLog: k.queryLog ?? undefined,
     configSync,
-    coreDnsMetrics: { zone: k.clusterBlockZone, plugins: k.plugins },
-    servedBefore: corefileServedBefore(k, log),
+    coreDnsMetrics: { zone: k.clusterBlockZone, plugins: k.plugins, answering },
+    servedBefore: corefileServedBefore(k, log, answering),
     servedBeforeZone: k.clusterBlockZone,
     forwarding: {
       // A stub block's policy as the Corefile in force says (a reload may add or change one).

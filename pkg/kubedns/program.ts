@@ -33,7 +33,8 @@ import type { AnsweringPlugin } from '../corefile/answering.ts';
 import { QueryLog } from '../querylog/querylog.ts';
 import type { QueryLogBlock } from '../querylog/querylog.ts';
 import type { ChainedHandler } from '../dns/chain.ts';
-import { registerCoreDnsMetrics } from './coredns-metrics.ts';
+import type { AnsweringMetrics } from '../corefile/answering-metrics.ts';
+import { coreDnsServerName, registerCoreDnsMetrics, serviceKindOf } from './coredns-metrics.ts';
 import { LoopDetector } from '../dnscache/loop.ts';
 import { Forwarder } from '../forward/forward.ts';
 import type { ForwarderOptions } from '../forward/forward.ts';
@@ -112,7 +113,7 @@ export interface KubeDnsOptions {
   /** How names outside the cluster are forwarded (a Corefile's forward, cache, loop); absent: as kube-dns's flags say. */
   forwarding?: ForwardingOptions;
   /** Also export CoreDNS's metrics, for this server block (a Corefile). */
-  coreDnsMetrics?: { zone: string; plugins: readonly string[] };
+  coreDnsMetrics?: { zone: string; plugins: readonly string[]; answering: AnsweringMetrics };
   /** A query log line per reply, as CoreDNS's `log` writes it (a Corefile's log rules, by server block). */
   queryLog?: QueryLogBlock[];
   /**
@@ -202,7 +203,7 @@ export class KubeDns {
       },
       kinds,
     );
-    if (o.source instanceof KubernetesSource) registerKubernetesSourceMetrics(this.metrics.registry, o.source);
+    if (o.source instanceof KubernetesSource) registerKubernetesSourceMetrics(this.metrics.registry, o.source, o.coreDnsMetrics ? { serviceKind: serviceKindOf(this.store) } : undefined);
     this.corePlugins = o.coreDnsMetrics?.plugins ?? [];
     this.metrics.setStateReader(() => this.status());
     const resolver = new Resolver({
@@ -219,7 +220,10 @@ export class KubeDns {
       forwardCache: fw?.cache ?? undefined,
       loop: this.loop,
     });
-    if (o.coreDnsMetrics) this.registerCoreDnsMetrics(o.coreDnsMetrics.zone, resolver);
+    if (o.coreDnsMetrics) {
+      this.registerCoreDnsMetrics(o.coreDnsMetrics.zone, resolver);
+      o.coreDnsMetrics.answering.register(this.metrics.registry);
+    }
     if (serviceEntries !== null) this.metrics.setServiceEntryReader(() => serviceEntries.counts());
     this.workers = resolveWorkers(o.workers ?? 1, kubeDnsThreadBudget(o.answerCacheBytes));
     const workers = this.workers.workers;
@@ -269,8 +273,7 @@ export class KubeDns {
     const o = this.o;
     const v6 = o.dnsBindAddress.includes(':');
     registerCoreDnsMetrics(this.metrics.registry, {
-      // CoreDNS names a server by its bind address: none is every address, dns://:53.
-      server: `dns://${o.dnsBindAddress === '0.0.0.0' ? '' : v6 ? `[${o.dnsBindAddress}]` : o.dnsBindAddress}:${o.dnsPort}`,
+      server: coreDnsServerName(o.dnsBindAddress, o.dnsPort),
       zone: blockZone === '' ? '.' : `${blockZone}.`,
       family: v6 ? 2 : 1,
       plugins: () => this.corePlugins,

@@ -71,7 +71,8 @@ export class ZoneEngine {
       forwarder.setStubDomains(new Map(), z.except);
       const loop = z.loopDetect ? new LoopDetector(forwarder, zlog.child('loop')) : undefined;
       const handler = new CachingHandler({ cache: this.cache, policy: cachePolicy(z.cache), forwarder, log: zlog, loop, tagBase: i * ANSWER_KINDS });
-      const plugins = answeringPlugins(z.answering, z.cache, zlog);
+      const counts = metrics === undefined ? undefined : { metrics: metrics.answering, server: `dns://${z.bind[0] ?? '0.0.0.0'}:${z.port}` };
+      const plugins = answeringPlugins(z.answering, z.cache, zlog, counts);
       return { plan: z, forwarder, handler, answer: chain(plugins.map((p) => p.handler), handler.handle), plugins, loop };
     });
     const listeners = new Map<string, { address: string; port: number; zones: ServedZone[] }>();

@@ -12,6 +12,7 @@ import { rcodeName } from '../dns/constants.ts';
 import { timedSlot } from '../dns/answer-cache.ts';
 import type { AnswerCache } from '../dns/answer-cache.ts';
 import type { ServerObserver } from '../dns/server.ts';
+import { AnsweringMetrics } from '../corefile/answering-metrics.ts';
 import { ANSWER_KINDS, AnswerKind } from '../dnscache/handler.ts';
 import { REQUEST_SIZE_HELP, RESPONSE_SIZE_HELP, SIZE_BUCKETS } from '../metrics/coredns-sizes.ts';
 import { HistogramCounts, collectedHistogram } from '../metrics/histogram.ts';
@@ -92,10 +93,13 @@ class ZoneSeries {
 const fqdn = (zone: string): string => (zone === '' ? '.' : `${zone}.`);
 
 export class RequestMetrics {
+  /** hosts' and template's metrics, which every engine's plugins report into. */
+  readonly answering = new AnsweringMetrics();
   private readonly series = new Map<string, ZoneSeries>();
 
   constructor(registry: client.Registry) {
     this.register(registry);
+    this.answering.register(registry);
   }
 
   /**

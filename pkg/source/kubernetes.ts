@@ -9,6 +9,7 @@ import { createLogger } from '../log/log.ts';
 import type { Logger } from '../log/log.ts';
 import type { BackoffOptions } from './kubernetes-backoff.ts';
 import { KubeConnectionError, connectKube } from './kubernetes-client.ts';
+import { RestClientRequests } from './kubernetes-requests.ts';
 import type { KubeClient, KubeConnectionOptions } from './kubernetes-client.ts';
 import type { Change } from './kubernetes-known.ts';
 import { HttpStatusError, Reflector, readBody, statusMessage } from './kubernetes-reflector.ts';
@@ -61,8 +62,13 @@ function triggerTime(o: KubeObject): number | null {
 }
 
 export class KubernetesSource implements Source {
-  /** Called after each flush of watch events, with seconds from each change to its being served. */
-  onProgrammed: ((seconds: number) => void) | null = null;
+  /**
+   * Called after each flush of watch events, with seconds from each change to its being served, and
+   * the object changed when it said when its change happened (an EndpointSlice's trigger time).
+   */
+  onProgrammed: ((seconds: number, triggered: KubeObject | null) => void) | null = null;
+  /** Every request sent to the API server. */
+  readonly requests = new RestClientRequests();
   private readonly o: KubernetesSourceOptions;
   private readonly log: Logger;
   private readonly watches: Watch[];
@@ -71,8 +77,8 @@ export class KubernetesSource implements Source {
   private client: KubeClient | null = null;
   private listed = new Set<string>();
   private isSynced = false;
-  /** When each change of the current batch happened (ms), for the programming-latency histogram. */
-  private pendingTriggers: number[] = [];
+  /** When each change of the current batch happened (ms), and the object when it said so, for the programming latency. */
+  private pendingTriggers: { at: number; triggered: KubeObject | null }[] = [];
   private stopped = false;
   private makeReflector: ((w: Watch) => Reflector) | null = null;
 
@@ -110,7 +116,7 @@ export class KubernetesSource implements Source {
     if (this.sink) throw new KubernetesSourceStartedError();
     this.sink = sink;
     const c = this.o.connection;
-    this.client = typeof c === 'function' ? await c() : await connectKube(c);
+    this.client = this.requests.counted(typeof c === 'function' ? await c() : await connectKube(c));
     const client = this.client;
     const common = {
       client,
@@ -173,7 +179,10 @@ export class KubernetesSource implements Source {
 
   /** `programs`: a watched change of the zone, timed into the programming latency at the next flush. */
   private change(kind: string, change: Change, o: KubeObject, programs: boolean): void {
-    if (programs) this.pendingTriggers.push(triggerTime(o) ?? Date.now());
+    if (programs) {
+      const at = triggerTime(o);
+      this.pendingTriggers.push(at === null ? { at: Date.now(), triggered: null } : { at, triggered: o });
+    }
     this.sink!.event({ type: change, kind, object: o });
   }
 
@@ -183,7 +192,7 @@ export class KubernetesSource implements Source {
     // flush() rebuilt the zone synchronously: from here on the change is served.
     const now = Date.now();
     const observe = this.onProgrammed;
-    for (const t of this.pendingTriggers) observe?.(Math.max(0, now - t) / 1000);
+    for (const t of this.pendingTriggers) observe?.(Math.max(0, now - t.at) / 1000, t.triggered);
     this.pendingTriggers = [];
   }
 

@@ -69,7 +69,10 @@ async function followed(message: Message, q: Query, next: Handler): Promise<Answ
   return { message, cacheable: false };
 }
 
-export function templateHandler(templates: readonly TemplateRule[]): ChainedHandler {
+/** A template answered (CoreDNS's coredns_template_matches_total): its zone that holds the name (with its dot), the class and the type, as CoreDNS labels them. */
+export type TemplateMatched = (zone: string, qclass: string, qtype: string) => void;
+
+export function templateHandler(templates: readonly TemplateRule[], matched?: TemplateMatched): ChainedHandler {
   const rules = templates.map((r) => ({ ...r, zones: [...r.zones].sort((a, b) => b.length - a.length) }));
   const zones = rules.flatMap((r) => r.zones);
   return (q, next) => {
@@ -77,6 +80,7 @@ export function templateHandler(templates: readonly TemplateRule[]): ChainedHand
     for (const t of rules) {
       const d = matchRule(t, q);
       if (d === 'pass') continue;
+      if (d !== 'fail') matched?.(d.zone, d.class, d.type);
       if (d === 'fail' || t.rcode === Rcode.SERVFAIL) return SERVFAIL;
       let message: Message;
       try {

@@ -147,6 +147,36 @@ t.test("kube-dns -conf with kubeadm's Corefile on a real API server", async (t) 
     t.match(text, new RegExp(`^coredns_plugin_enabled\\{${server},name="kubernetes"\\} 1$`, 'm'), 'the plugins in force');
     t.match(text, new RegExp(`^coredns_plugin_enabled\\{${server},name="rewrite"\\} 1$`, 'm'), 'the one a reload added too');
     t.match(text, /^coredns_build_info\{version="0\.\d+\.\d+",revision="",goversion="v24\./m, 'the build');
+    t.match(text, /^coredns_kubernetes_rest_client_requests_total\{code="200",method="GET",host="127\.0\.0\.1:\d+"\} [1-9]/m, "the API requests, as client-go counts them");
+    t.match(text, /^coredns_kubernetes_rest_client_request_duration_seconds_count\{verb="GET",host="127\.0\.0\.1:\d+"\} [1-9]/m, 'and their latency');
+  });
+
+  await t.test('hosts and template added by a reload: answered, and counted under CoreDNS names (coredns_hosts_entries, coredns_template_matches_total)', async (t) => {
+    const extra = '\n    rewrite name alias.example.org second.example.org\n    template IN A tmpl.example.org {\n      answer "{{ .Name }} 60 IN A 10.7.7.7"\n    }\n    hosts {\n      10.1.1.1 inline.lan\n      fallthrough\n    }';
+    writeFileSync(conf, corefile(p, upB.port, cluster.kubeconfig(cluster.kubeDnsToken), extra));
+    await eventually(async () => answers(await dig(p.dns, 'x.tmpl.example.org')).join() === '10.7.7.7', 'the template answers after reload', WAIT);
+    t.same(answers(await dig(p.dns, 'inline.lan')), ['10.1.1.1'], 'hosts answers');
+    const text = (await get(p.metrics, '/metrics')).body;
+    t.match(text, new RegExp(`^coredns_template_matches_total\\{server="dns://127\\.0\\.0\\.1:${p.dns}",zone="tmpl\\.example\\.org\\.",view="",class="IN",type="A"\\} [1-9]`, 'm'), 'template matches by server, zone, class and type');
+    t.match(text, /^coredns_hosts_entries\{hostsfile="\/etc\/hosts"\} [1-9]/m, "the hosts entries: /etc/hosts (no file written: CoreDNS's default) and the inline one");
+  });
+
+  await t.test("coredns_kubernetes_dns_programming_duration_seconds: from an EndpointSlice's last-change-trigger-time to serving it, by the Service's kind", async (t) => {
+    const changed = new Date(Date.now() - 1500).toISOString();
+    await cluster.apply([
+      {
+        apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: 'IPv4',
+        metadata: { name: 'web-1', namespace: 'app', labels: { 'kubernetes.io/service-name': 'web', 'endpointslice.kubernetes.io/managed-by': 'e2e' }, annotations: { 'endpoints.kubernetes.io/last-change-trigger-time': changed } },
+        endpoints: [{ addresses: ['10.1.0.5'], conditions: { ready: true } }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
+      },
+    ]);
+    const series = /^coredns_kubernetes_dns_programming_duration_seconds_(count|sum)\{service_kind="cluster_ip"\} (\S+)$/gm;
+    let seen = new Map<string, number>();
+    await eventually(async () => {
+      seen = new Map([...(await get(p.metrics, '/metrics')).body.matchAll(series)].map((m) => [m[1], Number(m[2])]));
+      return seen.get('count') === 1;
+    }, 'the slice of a ClusterIP Service observed once', WAIT);
+    t.ok(seen.get('sum')! >= 1.5, `from its trigger time, 1.5 s before it was written (${seen.get('sum')} s)`);
   });
 
   await t.test('SIGTERM: /ready 503 and DNS answering through the lame duck (health { lameduck }), then exit 0', async (t) => {
