@@ -1,6 +1,6 @@
 // kube-dns's flags: the original's names and defaults (kubernetes/dns cmd/kube-dns options.go), plus ours.
 
-import { defineFlags, klogFlags, lameDuckFlag, workersFlag } from '../../pkg/flags/flags.ts';
+import { defineFlags, fairShareFlags, klogFlags, lameDuckFlag, workersFlag } from '../../pkg/flags/flags.ts';
 import { parseByteSize } from '../../pkg/flags/bytes.ts';
 
 const label = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -44,5 +44,6 @@ export const kubeDnsFlags = defineFlags({
   },
   workers: workersFlag('threads answering DNS, each with its own sockets on the DNS port (SO_REUSEPORT) and answer cache (of --cache-bytes each); this thread keeps the zone and answers their misses'),
   lameduck: lameDuckFlag('answering with /readiness failing'),
+  ...fairShareFlags(),
   ...klogFlags,
 });

@@ -1,6 +1,6 @@
 // kube-dns with its own flags (the original's and ours) → pkg/kubedns. Nothing else lives here.
 
-import { parseOrExit, parseWorkers } from '../../pkg/flags/flags.ts';
+import { fairShareSettings, parseOrExit, parseWorkers } from '../../pkg/flags/flags.ts';
 import { createLogger } from '../../pkg/log/log.ts';
 import { KubeDns } from '../../pkg/kubedns/program.ts';
 import { stopOnSignals } from '../../pkg/signals/shutdown.ts';
@@ -67,6 +67,7 @@ const kubeDns = new KubeDns({
   answerCacheBytes: parseByteSize(f['cache-bytes'])!,
   roundRobin: f['round-robin'],
   workers: parseWorkers(f.workers)!, // checked by the flag's validator
+  fairShare: fairShareSettings(f['fair-share-busy'], f['fair-share-floor']),
   serviceEntries: f['service-entries'],
   autopath: f.autopath,
   version: VERSION,

@@ -19,6 +19,7 @@ import { errorReply, render, renderState, sameQuestionName, sharedTemplate, suff
 import type { Template } from './template.ts';
 import { AnswerCache } from './answer-cache.ts';
 import { HitFrequency } from './prefetch.ts';
+import type { Asker, Fairness } from './fairness.ts';
 import type { PrefetchRule } from './prefetch.ts';
 import { guardObserver } from './observer.ts';
 import type { ServerObserver } from './observer.ts';
@@ -154,6 +155,11 @@ export interface DnsServerOptions {
    */
   roundRobin?: boolean;
   /**
+   * Misses shared fairly between askers while the thread is busy (fairness.ts): over its share, an
+   * asker's miss is dropped before it is parsed (`dropped('limited')`). Default none: every miss answered.
+   */
+  fairness?: Fairness;
+  /**
    * The largest UDP reply, whatever the asker's EDNS buffer says (CoreDNS's bufsize: 1232 keeps
    * replies unfragmented). Default UDP_MAX_SIZE (4096); at least 512.
    */
@@ -220,7 +226,8 @@ export class DnsServer {
   private readonly onReply: ReplyHook | undefined;
   /** Whether a reply's time is measured: someone reads it. */
   private readonly timed: boolean;
-  private readonly opts: Required<Omit<DnsServerOptions, 'observer' | 'handler' | 'answerCache' | 'onCacheHit' | 'onReply'>>;
+  private readonly opts: Required<Omit<DnsServerOptions, 'observer' | 'handler' | 'answerCache' | 'onCacheHit' | 'onReply' | 'fairness'>>;
+  private readonly fairness: Fairness | null;
   private udp: UdpListener | null = null;
   private tcp: TcpListener | null = null;
   private closing = false;
@@ -248,6 +255,7 @@ export class DnsServer {
     };
     this.cache = options.answerCache ?? new AnswerCache({ maxBytes: this.opts.answerCacheBytes });
     this.onCacheHit = options.onCacheHit;
+    this.fairness = options.fairness ?? null;
     this.onReply = options.onReply;
     this.timed = this.observer.response !== undefined || this.onReply !== undefined;
   }
@@ -429,7 +437,16 @@ export class DnsServer {
       return;
     }
     this.stats.cacheMisses++;
-    this.miss(req, qEnd, msgEnd, cacheKey, optDo, limit, address, port, via, started);
+    let asker: Asker | null = null;
+    if (this.fairness !== null) {
+      // Before any parsing beyond the question: a miss over its asker's share costs next to nothing.
+      asker = this.fairness.admit(this.fairness.askerOf(req, address, this.optView));
+      if (asker === null) {
+        this.drop('limited');
+        return via.skip();
+      }
+    }
+    this.miss(req, qEnd, msgEnd, cacheKey, optDo, limit, address, port, via, started, asker);
   }
 
   private miss(
@@ -443,6 +460,7 @@ export class DnsServer {
     port: number,
     via: Responder,
     started: number,
+    asker: Asker | null,
   ): void {
     let message: Message;
     try {
@@ -485,6 +503,7 @@ export class DnsServer {
     }
     if (!isPromise(result)) return finish(result);
     this.inflight++;
+    if (asker !== null) this.fairness!.started(asker);
     result
       .then(finish, (err: unknown) => this.handlerFailed(err, req, qEnd, optDo, address, port, via, started))
       .catch((err: unknown) => {
@@ -494,6 +513,7 @@ export class DnsServer {
       })
       .finally(() => {
         this.inflight--;
+        if (asker !== null) this.fairness!.finished(asker);
       });
   }
 

@@ -9,7 +9,8 @@
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_MAX_TCP_CONNECTIONS } from '../dns/server.ts';
 import type { Answer, Handler } from '../dns/server.ts';
-import { queryFromWire } from '../dns/query-from-wire.ts';
+import { optViewOf, queryFromWire } from '../dns/query-from-wire.ts';
+import type { Fairness } from '../dns/fairness.ts';
 import type { Logger } from '../log/log.ts';
 import { ThreadChannel } from './channel.ts';
 import type { RemoteQuery, ThreadStart, ThreadStats } from './messages.ts';
@@ -47,6 +48,8 @@ export interface DnsThreadsOptions {
   maxUdpSize?: number;
   /** Answers every thread's misses (this thread's handler). */
   handler: Handler;
+  /** This thread's fair shares of misses (pkg/dns fairness.ts): every thread's misses are admitted by it, or dropped. */
+  fairness?: Fairness;
   log: Logger;
   /**
    * A module (URL) whose `threadObserver()` (messages.ts ThreadObserver) each thread makes and hands
@@ -60,8 +63,22 @@ export interface DnsThreadsOptions {
 }
 
 /** The owner's side of a miss: the Query made again from its bytes, the handler's answer made cloneable. */
-async function answerRemote(handler: Handler, r: RemoteQuery): Promise<Answer | null> {
-  const answer = await handler(queryFromWire(Buffer.from(r.wire.buffer, r.wire.byteOffset, r.wire.byteLength), r.transport, r.address, r.port, r.prefetch));
+async function answerRemote(handler: Handler, r: RemoteQuery, fairness: Fairness | undefined): Promise<Answer | null> {
+  const wire = Buffer.from(r.wire.buffer, r.wire.byteOffset, r.wire.byteLength);
+  // Admitted here, where the work is done, before the query is parsed; a drop is the thread's to count.
+  // (undefined: not counted: no fairness, or the cache's own prefetch.)
+  const asker = fairness === undefined || r.prefetch ? undefined : fairness.admit(fairness.askerOf(wire, r.address, optViewOf(wire)));
+  if (asker === null) return null;
+  if (asker !== undefined) fairness!.started(asker);
+  try {
+    return cloneable(await handler(queryFromWire(wire, r.transport, r.address, r.port, r.prefetch)));
+  } finally {
+    if (asker !== undefined) fairness!.finished(asker);
+  }
+}
+
+/** An answer made cloneable for the thread that asked. */
+function cloneable(answer: Answer | null): Answer | null {
   // A Buffer view of a pooled slab would be copied whole by the structured clone: just its bytes.
   return answer?.wire === undefined ? answer : { ...answer, wire: Uint8Array.from(answer.wire) };
 }
@@ -114,7 +131,7 @@ export class DnsThreads {
     const workerData: ThreadStart = { listen: [...listen], answerCacheBytes, answerCacheEntries, roundRobin, maxUdpSize, maxTcpConnections, index, reportHits: onCacheHit !== undefined, observerModule: this.o.observerModule, observerArgs: this.o.observerArgs };
     const worker = new Worker(WORKER_ENTRY, { workerData });
     const channel = new ThreadChannel(worker, {
-      query: (r) => answerRemote(this.o.handler, r as RemoteQuery),
+      query: (r) => answerRemote(this.o.handler, r as RemoteQuery, this.o.fairness),
       hit: (h) => {
         const { req, nameEnd, address } = h as { req: Uint8Array; nameEnd: number; address: string };
         onCacheHit?.(Buffer.from(req.buffer, req.byteOffset, req.byteLength), nameEnd, address);

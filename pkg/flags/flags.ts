@@ -25,3 +25,4 @@ export { parseDuration, formatDuration } from './duration.ts';
 export { klogFlags } from './klog.ts';
 export { lameDuckFlag, LAME_DUCK_DEFAULT_MS } from './lameduck.ts';
 export { MAX_WORKERS, parseWorkers, workersFlag, WORKERS_AUTO } from './workers.ts';
+export { FAIR_SHARE_BUSY_DEFAULT, FAIR_SHARE_FLOOR_DEFAULT, fairShareFlags, fairShareSettings } from './fairness.ts';

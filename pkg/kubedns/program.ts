@@ -47,6 +47,9 @@ import { applyUpstreams } from './upstreams.ts';
 import { createKubeDnsMetrics } from './metrics.ts';
 import type { KubeDnsMetrics, KubeDnsState } from './metrics.ts';
 import { createHttpEndpoints } from './http.ts';
+import { fairShare } from '../fairshare/fairshare.ts';
+import type { Fairness } from '../dns/fairness.ts';
+import { isLoopback } from '../dns/ip.ts';
 import type { HttpEndpoints } from './http.ts';
 import type { FederationContext } from './resolver.ts';
 
@@ -99,6 +102,8 @@ export interface KubeDnsOptions {
   maxUdpSize?: number;
   /** --workers: threads answering DNS (pkg/dnsthreads); 0: auto (pkg/dnsthreads/auto.ts); absent: 1. */
   workers?: number;
+  /** --fair-share-busy/--fair-share-floor (pkg/fairshare); null or absent: misses never shared. */
+  fairShare?: { busyAt: number; floorPerSecond: number } | null;
   /** --service-entries: answer the hosts of Istio ServiceEntries. */
   serviceEntries?: boolean;
   /** A Corefile's kubernetes `fallthrough` for the cluster zone (ResolverOptions.clusterFallthrough). */
@@ -163,6 +168,8 @@ export class KubeDns {
   /** The Corefile's plugins in force (coredns_plugin_enabled). */
   private corePlugins: readonly string[];
   private threads: DnsThreads | null = null;
+  /** Misses shared between askers while this thread is busy (every thread's misses are answered here); null: never. */
+  private readonly fairness: Fairness | null;
   private readonly workers: AutoWorkers;
   /** Each thread's answer cache budget (--cache-bytes / --workers). */
   private readonly http: HttpEndpoints[] = [];
@@ -237,7 +244,11 @@ export class KubeDns {
     // One indirection, so that a Corefile's reload can put another chain in place (replacePlugins).
     this.handler = o.servedBefore === undefined ? resolver.handle : (q) => this.chained(q);
     const onReply = o.queryLog === undefined ? undefined : new QueryLog(o.queryLog).onReply;
-    this.server = new DnsServer({ handler: this.handler, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, onReply, answerCache: answers, roundRobin: o.roundRobin, maxUdpSize: o.maxUdpSize, reusePort: workers > 1, maxTcpConnections: tcpConnectionsShare(workers) });
+    // The pod's dnscache (on loopback) names the pod it asks for in the Client Subnet.
+    const describe = pods === null ? undefined : (ip: string): Record<string, string> => ({ namespace: pods.namespaceOf(ipv4Number(ip)) ?? '' });
+    this.fairness = fairShare({ settings: o.fairShare ?? null, log: this.log, trustsSubnetOf: isLoopback, describe, metrics: { registry: this.metrics.registry, prefix: 'kubedns' } });
+    const fairness = this.fairness ?? undefined;
+    this.server = new DnsServer({ handler: this.handler, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, onReply, answerCache: answers, roundRobin: o.roundRobin, maxUdpSize: o.maxUdpSize, reusePort: workers > 1, maxTcpConnections: tcpConnectionsShare(workers), fairness });
   }
 
   private chainOf(plugins: readonly ServedBefore[]): Handler {
@@ -306,6 +317,7 @@ export class KubeDns {
       roundRobin: o.roundRobin,
       maxUdpSize: o.maxUdpSize,
       handler: this.handler,
+      fairness: this.fairness ?? undefined,
       observerModule: siblingModule(import.meta.url, 'thread-observer').href,
       observerArgs: { queryLog: o.queryLog } satisfies ThreadObserverArgs,
       log: this.log,
@@ -364,6 +376,7 @@ export class KubeDns {
     this.configSync.stop();
     await this.o.source.stop();
     await Promise.all([this.server.close(), this.threads?.stop()]);
+    this.fairness?.close();
     for (const h of this.http) await h.close();
     await this.forwarder.close();
     for (const p of this.servedBefore) p.close();

@@ -1,0 +1,243 @@
+// Fair shares of what a miss costs, by asker, while it is scarce: a flooding or crash-looping client
+// must not take the answering thread from every other (issue 26). A cache hit is never limited.
+//
+// Every window (100 ms) reads how busy the thread was (its event loop's utilisation). While it is
+// under `busyAt`, every miss is admitted. Once it reaches it, misses are shared: each asker misses at
+// most `share` a window, the max-min fair level of what the thread can take (the window's admitted
+// misses scaled by how far the utilisation was from `busyAt`: too busy, less; room left, more) over
+// what each asked, so an asker asking less than its share keeps all of it; never under the floor. With `slots`, misses waiting on an upstream
+// are shared the same way once that many are in flight. What exceeds a share is dropped before the
+// query is parsed beyond its question. Sharing ends after a second with nothing dropped.
+//
+// An asker is the packet's source address, or the EDNS Client Subnet's address when the source is
+// one of ours that puts it there (a pod's dnscache on loopback, node-cache): `trustsSubnetOf`.
+
+import { performance } from 'node:perf_hooks';
+import type { EventLoopUtilization } from 'node:perf_hooks';
+import { formatIPv4, formatIPv6 } from './ip.ts';
+import type { OptView } from './question.ts';
+
+export interface FairnessOptions {
+  /** The thread's busy fraction from which misses are shared. Default 0.9. */
+  busyAt?: number;
+  /** Misses a second every asker keeps while they are shared. Default 200. */
+  floorPerSecond?: number;
+  /** Misses in flight (an upstream's answers awaited) from which they are shared too; 0: never. Default 0. */
+  slots?: number;
+  /** Whether a packet from `address` names its asker in its Client Subnet (our own caches do). Default: never. */
+  trustsSubnetOf?: (address: string) => boolean;
+  /** An asker started (true) or stopped (false) being limited. */
+  onLimited?: (asker: Asker, limited: boolean) => void;
+  /** Window length in ms. Default 100. */
+  windowMs?: number;
+  /** The busy fraction since the last call (tests). Default: the event loop's utilisation. */
+  busy?: () => number;
+}
+
+/** One asker's counts. */
+export class Asker {
+  readonly address: string;
+  /** Misses asked this window, and admitted. */
+  asked = 0;
+  admitted = 0;
+  /** Misses awaiting an answer now. */
+  inflight = 0;
+  /** Dropped this window, since it was last limited, and in all. */
+  droppedInWindow = 0;
+  droppedNow = 0;
+  dropped = 0;
+  /** Windows in a row without a drop (a second of them: no longer limited), and without a miss (forgotten). */
+  calmWindows = 0;
+  idleWindows = 0;
+  limited = false;
+
+  constructor(address: string) {
+    this.address = address;
+  }
+}
+
+export interface FairnessStats {
+  /** Misses dropped for exceeding a share. */
+  dropped: number;
+  /** Windows spent sharing. */
+  sharedWindows: number;
+}
+
+/** Askers tracked at most; further ones share one entry (a spoofed flood must not grow memory). */
+const MAX_ASKERS = 10_000;
+const OVERFLOW = '*';
+/** Windows without a drop before sharing ends, or before an asker is no longer limited. */
+const CALM_WINDOWS = 10;
+/** A busy fraction at which the thread is taken to have more work than time. */
+const SATURATED = 0.99;
+
+function eventLoopBusy(): () => number {
+  let last: EventLoopUtilization = performance.eventLoopUtilization();
+  return () => {
+    const now = performance.eventLoopUtilization();
+    const u = performance.eventLoopUtilization(now, last).utilization;
+    last = now;
+    return u;
+  };
+}
+
+export class Fairness {
+  readonly stats: FairnessStats = { dropped: 0, sharedWindows: 0 };
+  /** Sharing now. */
+  shared = false;
+  /** A window's misses per asker while shared. */
+  share = Infinity;
+  private readonly askers = new Map<string, Asker>();
+  private readonly busyAt: number;
+  private readonly floor: number;
+  private readonly slots: number;
+  private readonly trusts: (address: string) => boolean;
+  private readonly onLimited: FairnessOptions['onLimited'];
+  private readonly busy: () => number;
+  private readonly timer: NodeJS.Timeout;
+  private inflight = 0;
+  /** Misses in flight each asker may have once `slots` are: the slots over the askers waiting (at the last window's end). */
+  private slotShare = Infinity;
+  private admittedInWindow = 0;
+  private droppedInWindow = 0;
+  private calm = 0;
+
+  constructor(o: FairnessOptions = {}) {
+    const windowMs = o.windowMs ?? 100;
+    this.busyAt = o.busyAt ?? 0.9;
+    this.floor = Math.max(1, Math.round(((o.floorPerSecond ?? 200) * windowMs) / 1000));
+    this.slots = o.slots ?? 0;
+    this.trusts = o.trustsSubnetOf ?? (() => false);
+    this.onLimited = o.onLimited;
+    this.busy = o.busy ?? eventLoopBusy();
+    this.timer = setInterval(() => this.tick(), windowMs);
+    this.timer.unref();
+  }
+
+  /** Who asks: the Client Subnet's address when `address` is trusted to set it, else `address`. */
+  askerOf(req: Uint8Array, address: string, view: OptView): string {
+    if (view.ecsFamily === 0 || !this.trusts(address)) return address;
+    const full = new Uint8Array(16);
+    full.set(req.subarray(view.ecsAddressAt, view.ecsAddressAt + view.ecsAddressLength));
+    return view.ecsFamily === 1 ? formatIPv4(full, 0) : formatIPv6(full, 0);
+  }
+
+  /** A miss of `address`: its Asker when admitted (hand it to finished() if it waits), null when dropped. */
+  admit(address: string): Asker | null {
+    let a = this.askers.get(address);
+    if (a === undefined) {
+      const key = this.askers.size < MAX_ASKERS ? address : OVERFLOW;
+      a = this.askers.get(key);
+      if (a === undefined) this.askers.set(key, (a = new Asker(key)));
+    }
+    a.asked++;
+    if (this.shared && (a.admitted >= this.share || (this.slots > 0 && this.inflight >= this.slots && a.inflight >= this.slotShare))) {
+      this.dropped(a);
+      return null;
+    }
+    a.admitted++;
+    this.admittedInWindow++;
+    return a;
+  }
+
+  /** `a`'s admitted miss awaits an answer (started) or got one (finished). */
+  started(a: Asker): void {
+    a.inflight++;
+    this.inflight++;
+  }
+
+  finished(a: Asker): void {
+    a.inflight--;
+    this.inflight--;
+  }
+
+  /** Askers tracked now (at most 10,000 and the one entry the rest share). */
+  get askersTracked(): number {
+    return this.askers.size;
+  }
+
+  /** The askers limited now, most dropped first. */
+  limited(): Asker[] {
+    return [...this.askers.values()].filter((a) => a.limited).sort((x, y) => y.droppedNow - x.droppedNow);
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+  }
+
+  private dropped(a: Asker): void {
+    a.droppedInWindow++;
+    a.droppedNow++;
+    a.dropped++;
+    this.stats.dropped++;
+    this.droppedInWindow++;
+    if (a.limited) return;
+    a.limited = true;
+    this.onLimited?.(a, true);
+  }
+
+  /** A window's end (the timer's; a test may step it): the busy fraction read, sharing begun or ended, the next share set, idle askers let go. */
+  tick(): void {
+    const busy = this.busy();
+    let waiting = 0;
+    for (const a of this.askers.values()) if (a.inflight > 0) waiting++;
+    this.slotShare = Math.max(1, Math.floor(this.slots / Math.max(1, waiting)));
+    const slotsFull = this.slots > 0 && this.inflight >= this.slots;
+    if (!this.shared && (busy >= this.busyAt || slotsFull)) {
+      this.shared = true;
+      this.calm = 0;
+    }
+    if (this.shared) {
+      this.stats.sharedWindows++;
+      this.calm = this.droppedInWindow === 0 && busy < this.busyAt && !slotsFull ? this.calm + 1 : 0;
+      if (this.calm >= CALM_WINDOWS) this.shared = false;
+      this.share = this.shared ? this.nextShare(busy) : Infinity;
+    }
+    this.admittedInWindow = 0;
+    this.droppedInWindow = 0;
+    this.forgetIdle();
+  }
+
+  /**
+   * Max-min fair: what the thread can take at busyAt (the window's admitted misses, scaled by how far
+   * it was from it) filled up asker by asker, the smallest demand first; the level where it runs out is
+   * the share (every asker under it keeps all it asked). Moves at most twofold a window once set.
+   */
+  private nextShare(busy: number): number {
+    // Saturated, the utilisation cannot say by how much: take a third off until it can.
+    const scale = busy >= SATURATED ? 0.7 : Math.min(2, this.busyAt / Math.max(busy, 0.01));
+    const capacity = this.admittedInWindow * scale;
+    const demands: number[] = [];
+    for (const a of this.askers.values()) if (a.asked > 0) demands.push(a.asked);
+    // One asker alone has nobody to share with.
+    if (demands.length < 2) return Infinity;
+    demands.sort((x, y) => x - y);
+    let left = capacity;
+    let level = Infinity;
+    for (let i = 0; i < demands.length; i++) {
+      const even = left / (demands.length - i);
+      if (demands[i] > even) {
+        level = even;
+        break;
+      }
+      left -= demands[i];
+    }
+    if (level === Infinity) level = demands.length > 0 ? demands[demands.length - 1] : this.floor;
+    const bounded = this.share === Infinity ? level : Math.min(Math.max(level, this.share / 2), this.share * 2);
+    return Math.max(this.floor, Math.ceil(bounded));
+  }
+
+  private forgetIdle(): void {
+    for (const [key, a] of this.askers) {
+      a.calmWindows = a.droppedInWindow > 0 ? 0 : a.calmWindows + 1;
+      a.idleWindows = a.asked > 0 ? 0 : a.idleWindows + 1;
+      a.asked = a.admitted = a.droppedInWindow = 0;
+      if (a.limited && a.calmWindows >= CALM_WINDOWS) {
+        a.limited = false;
+        this.onLimited?.(a, false);
+        a.droppedNow = 0;
+      }
+      if (!a.limited && a.inflight === 0 && a.idleWindows >= CALM_WINDOWS) this.askers.delete(key);
+    }
+  }
+}

@@ -1,0 +1,50 @@
+// A program's fair shares of cache misses (pkg/dns fairness.ts), as an operator sees them: a log line
+// when an asker starts and stops being limited (its pod's namespace where the program knows it), and
+// bounded metrics: the misses dropped, whether misses are shared now, how many askers are limited,
+// and the ten limited askers that lost the most. Nothing that grows with the number of clients.
+
+import type client from 'prom-client';
+import { Fairness } from '../dns/fairness.ts';
+import type { Asker, FairnessOptions } from '../dns/fairness.ts';
+import type { Logger } from '../log/log.ts';
+import { mirroredCounter, mirroredGauge } from '../metrics/mirror.ts';
+
+/** Rows of the top table. */
+export const TOP_LIMITED = 10;
+
+export interface FairShareOptions {
+  /** The flags' values (pkg/flags fairShareSettings); null: never share, and no Fairness made. */
+  settings: { busyAt: number; floorPerSecond: number } | null;
+  log: Logger;
+  /** Whose Client Subnet names the asker (our own caches in front). */
+  trustsSubnetOf?: FairnessOptions['trustsSubnetOf'];
+  /** Misses in flight from which they are shared too (FairnessOptions.slots). */
+  slots?: number;
+  /** What else the log line says of an asker (its pod's namespace). */
+  describe?: (address: string) => Record<string, string>;
+  /** Where the metrics go, named `<prefix>_fair_share_*`; none: logs only. */
+  metrics?: { registry: client.Registry; prefix: string };
+}
+
+export function fairShare(o: FairShareOptions): Fairness | null {
+  if (o.settings === null) return null;
+  const log = o.log.child('fair-share');
+  const onLimited = (a: Asker, limited: boolean) => {
+    const who = { asker: a.address, ...o.describe?.(a.address) };
+    if (limited) log.warn('asker limited: its cache misses over a fair share are dropped while the thread is busy', { ...who, share: fairness.share });
+    else log.info('asker no longer limited', { ...who, dropped: a.droppedNow });
+  };
+  const fairness = new Fairness({ ...o.settings, trustsSubnetOf: o.trustsSubnetOf, slots: o.slots, onLimited });
+  if (o.metrics !== undefined) register(o.metrics.registry, o.metrics.prefix, fairness);
+  return fairness;
+}
+
+function register(registry: client.Registry, prefix: string, f: Fairness): void {
+  const name = (n: string) => `${prefix}_fair_share_${n}`;
+  mirroredCounter(registry, { name: name('dropped_total'), help: "Cache misses dropped for exceeding their asker's fair share while the answering thread was busy." }, () => [[{}, f.stats.dropped]]);
+  mirroredGauge(registry, { name: name('sharing'), help: '1 while cache misses are shared between askers (the thread busy past --fair-share-busy).' }, () => [[{}, f.shared ? 1 : 0]]);
+  mirroredGauge(registry, { name: name('limited_askers'), help: 'Askers limited now (misses over their share dropped within the last second).' }, () => [[{}, f.limited().length]]);
+  mirroredGauge(registry, { name: name('top_dropped'), help: `The ${TOP_LIMITED} limited askers that lost the most misses since they were limited, by rank.`, labelNames: ['rank', 'asker'] }, () =>
+    f.limited().slice(0, TOP_LIMITED).map((a, i) => [{ rank: String(i + 1), asker: a.address }, a.droppedNow] as const),
+  );
+}

@@ -1,0 +1,49 @@
+// DnsServer with Fairness, on loopback: a handler that takes 0.3 ms of the thread per miss, one asker
+// (127.0.0.66) flooding new names at 20,000 a second, three others (127.0.0.2-4, real dig) asking
+// new names one after another. With fairness the others' misses are all answered, and the flooder is
+// named limited and let go after; without it, the same flood leaves the others' questions queued
+// behind it.
+
+import t from 'tap';
+import { performance } from 'node:perf_hooks';
+import { Class, Type } from '../../pkg/dns/constants.ts';
+import { Fairness } from '../../pkg/dns/fairness.ts';
+import { emptyMessage } from '../../pkg/dns/message.ts';
+import type { Answer, Query } from '../../pkg/dns/server.ts';
+import { startServer } from '../helpers/dns-server.ts';
+import { askFrom, floodNames } from '../helpers/flood.ts';
+
+/** Answers every name with one A record, after 0.3 ms of work on the thread. */
+function costly(q: Query): Answer {
+  const until = performance.now() + 0.3;
+  while (performance.now() < until);
+  const m = emptyMessage();
+  m.answers.push({ name: q.qname, type: Type.A, class: Class.IN, ttl: 60, data: { address: '192.0.2.1' } });
+  return { message: m };
+}
+
+t.test('a flooding asker is held to its share while the thread is busy; the others are answered, every one', async (t) => {
+  const events: [string, boolean][] = [];
+  const fairness = new Fairness({ onLimited: (a, on) => events.push([a.address, on]) });
+  t.teardown(() => fairness.close());
+  const { server, port } = await startServer(t, { handler: costly, fairness, answerCacheBytes: 0 });
+  const stop = await floodNames(t, port, '127.0.0.66', 20_000, 'flood.test');
+  await new Promise((r) => setTimeout(r, 500));
+  const others = await Promise.all(['127.0.0.2', '127.0.0.3', '127.0.0.4'].map((from) => askFrom(port, from, Array.from({ length: 10 }, (_, i) => `n${i}.${from.replace(/\./g, '-')}.test`))));
+  stop();
+  t.same(others.map((o) => o.answered), [10, 10, 10], `every question of the others answered (slowest ${others.map((o) => Math.round(o.slowestMs)).join(', ')} ms)`);
+  t.ok(server.stats.dropped > 1000, `the flood's misses over its share dropped (${server.stats.dropped})`);
+  t.same(events[0], ['127.0.0.66', true], 'the flooder named when limited');
+  await new Promise((r) => setTimeout(r, 1500));
+  t.same(events, [['127.0.0.66', true], ['127.0.0.66', false]], 'and when let go, a calm second after the flood');
+  t.notOk(fairness.shared, 'no longer shared');
+});
+
+t.test('without fairness the same flood queues the others behind it', async (t) => {
+  const { port } = await startServer(t, { handler: costly, answerCacheBytes: 0 });
+  const stop = await floodNames(t, port, '127.0.0.66', 20_000, 'flood.test');
+  await new Promise((r) => setTimeout(r, 500));
+  const [one] = await Promise.all([askFrom(port, '127.0.0.2', ['n0.other.test', 'n1.other.test', 'n2.other.test'])]);
+  stop();
+  t.ok(one.answered < 3 || one.slowestMs > 500, `lost or slow (${one.answered} of 3 answered, slowest ${Math.round(one.slowestMs)} ms)`);
+});

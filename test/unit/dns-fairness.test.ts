@@ -1,0 +1,137 @@
+// pkg/dns's Fairness, its windows stepped by the test and its busy fraction given: nothing limited
+// while the thread has room; once busy, max-min fair shares of the misses (an asker under its share
+// keeps all it asks), the limited asker named once when it starts and once when it stops, sharing
+// ended after a calm second; slots shared while an upstream's answers are awaited; the asker read
+// from a trusted cache's Client Subnet only.
+
+import t from 'tap';
+import { Fairness } from '../../pkg/dns/fairness.ts';
+import type { Asker } from '../../pkg/dns/fairness.ts';
+import { emptyOptView } from '../../pkg/dns/question.ts';
+
+function stepped(extra: Partial<ConstructorParameters<typeof Fairness>[0]> = {}) {
+  const state = { busy: 0.2 };
+  const events: [string, boolean][] = [];
+  const f = new Fairness({ windowMs: 60_000, floorPerSecond: 0, busy: () => state.busy, onLimited: (a: Asker, on: boolean) => events.push([a.address, on]), ...extra });
+  t.teardown(() => f.close());
+  return { f, state, events };
+}
+
+/** `n` misses of `address` in this window: how many were admitted. */
+function ask(f: Fairness, address: string, n: number): number {
+  let admitted = 0;
+  for (let i = 0; i < n; i++) if (f.admit(address) !== null) admitted++;
+  return admitted;
+}
+
+t.test('alone, an asker is never limited, however busy it keeps the thread', async (t) => {
+  const { f, state, events } = stepped();
+  state.busy = 1;
+  for (let w = 0; w < 5; w++) {
+    t.equal(ask(f, '127.0.0.1', 5000), 5000);
+    f.tick();
+  }
+  t.same(events, []);
+});
+
+t.test('with room to spare every miss is admitted, however many one asker sends', async (t) => {
+  const { f, events } = stepped();
+  for (let w = 0; w < 5; w++) {
+    t.equal(ask(f, '10.0.0.66', 5000), 5000);
+    f.tick();
+  }
+  t.notOk(f.shared);
+  t.same(events, []);
+  t.equal(f.stats.dropped, 0);
+});
+
+t.test('busy: the flooder is held to what is left, the others keep all they ask; named when limited and when let go', async (t) => {
+  const { f, state, events } = stepped();
+  const good = ['10.0.0.1', '10.0.0.2', '10.0.0.3'];
+  state.busy = 0.95;
+  ask(f, '10.0.0.66', 3000);
+  for (const g of good) ask(f, g, 50);
+  f.tick();
+  t.ok(f.shared, 'busy past 0.9: shared');
+  // Capacity: 3150 admitted × 0.9/0.95 ≈ 2984; the three under it keep their 50 each, the flooder ~2834.
+  t.ok(f.share > 2700 && f.share < 2900, `the flooder's share: what the others leave (${f.share})`);
+  state.busy = 0.9;
+  for (let w = 0; w < 3; w++) {
+    const share = f.share;
+    t.equal(ask(f, '10.0.0.66', 20000), share, `held to its share (${share})`);
+    for (const g of good) t.equal(ask(f, g, 50), 50, `${g}: every miss admitted`);
+    f.tick();
+  }
+  t.same(events, [['10.0.0.66', true]], 'the flooder named once, when first limited');
+  t.same(f.limited().map((a) => a.address), ['10.0.0.66']);
+  t.ok(f.stats.dropped > 50000);
+
+  // The flood ends: no drop for a second (10 windows), sharing ends and the flooder is let go.
+  state.busy = 0.3;
+  for (let w = 0; w < 10; w++) {
+    for (const g of good) ask(f, g, 50);
+    f.tick();
+  }
+  t.notOk(f.shared, 'a calm second: no longer shared');
+  t.same(events, [['10.0.0.66', true], ['10.0.0.66', false]], 'and named when let go');
+  t.same(f.limited(), []);
+});
+
+t.test('saturated: the shares shrink by a third a window, never under the floor', async (t) => {
+  const { f, state } = stepped({ floorPerSecond: 1 / 60 * 30 });
+  state.busy = 1;
+  ask(f, 'a', 1000);
+  ask(f, 'b', 1000);
+  f.tick();
+  const first = f.share;
+  t.ok(first <= 1000 && first >= 400, `an even split of what it could take (${first})`);
+  for (let w = 0; w < 10; w++) {
+    ask(f, 'a', 1000);
+    ask(f, 'b', 1000);
+    const before = f.share;
+    f.tick();
+    t.ok(f.share === Math.max(30, Math.ceil(before * 0.7)) || f.share === Math.max(30, Math.ceil(before * 0.7) + 1), `${before} → ${f.share}`);
+  }
+  t.equal(f.share, 30, 'down to the floor (30 a window)');
+});
+
+t.test('slots: once that many misses await an upstream, each asker gets its part of them', async (t) => {
+  const { f, state } = stepped({ slots: 4 });
+  state.busy = 0.1;
+  const held: Asker[] = [];
+  for (let i = 0; i < 4; i++) {
+    const a = f.admit('10.0.0.66')!;
+    f.started(a);
+    held.push(a);
+  }
+  const other = f.admit('10.0.0.1')!;
+  f.started(other);
+  f.tick();
+  t.ok(f.shared, 'every slot taken: shared');
+  t.equal(f.admit('10.0.0.66'), null, 'the asker holding most of them waits for its own');
+  t.not(f.admit('10.0.0.2'), null, 'another asker is admitted');
+  for (const a of held) f.finished(a);
+  f.finished(other);
+});
+
+t.test("the asker: a trusted cache's Client Subnet, else the packet's source", async (t) => {
+  const f = new Fairness({ trustsSubnetOf: (a) => a === '127.0.0.1', windowMs: 60_000 });
+  t.teardown(() => f.close());
+  const view = emptyOptView();
+  const req = new Uint8Array(64);
+  req.set([10, 244, 1, 7], 40);
+  Object.assign(view, { ecsFamily: 1, ecsSourcePrefix: 32, ecsAddressAt: 40, ecsAddressLength: 4 });
+  t.equal(f.askerOf(req, '127.0.0.1', view), '10.244.1.7', 'from our cache on loopback: the pod it asks for');
+  t.equal(f.askerOf(req, '10.244.9.9', view), '10.244.9.9', 'from anyone else: its own address, whatever subnet it claims');
+  view.ecsFamily = 0;
+  t.equal(f.askerOf(req, '127.0.0.1', view), '127.0.0.1', 'no subnet: the source');
+});
+
+t.test('a spoofed flood of new addresses is tracked in a bounded table', async (t) => {
+  const { f } = stepped();
+  for (let i = 0; i < 20000; i++) f.admit(`10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`);
+  t.equal(f.askersTracked, 10001, '10,000 askers, the rest as one');
+  // The window they missed in, then ten without a miss.
+  for (let w = 0; w < 11; w++) f.tick();
+  t.equal(f.askersTracked, 0, 'forgotten after a second without a miss');
+});
