@@ -5,7 +5,9 @@
 // under `busyAt`, every miss is admitted. Once it reaches it, misses are shared: each asker misses at
 // most `share` a window, the max-min fair level of what the thread can take (the window's admitted
 // misses scaled by how far the utilisation was from `busyAt`: too busy, less; room left, more) over
-// what each asked, so an asker asking less than its share keeps all of it; never under the floor. With `slots`, misses waiting on an upstream
+// what each asked, so an asker asking less than its share keeps all of it; never under the floor.
+// An asker alone is shared with nobody, unless the port's receive queue backs up (udp-backlog.ts):
+// a flood that fills it would leave no room for the packets of whoever comes next. With `slots`, misses waiting on an upstream
 // are shared the same way once that many are in flight. What exceeds a share is dropped before the
 // query is parsed beyond its question. Sharing ends after a second with nothing dropped.
 //
@@ -16,6 +18,8 @@ import { performance } from 'node:perf_hooks';
 import type { EventLoopUtilization } from 'node:perf_hooks';
 import { formatIPv4, formatIPv6 } from './ip.ts';
 import type { OptView } from './question.ts';
+import { udpBacklog } from './udp-backlog.ts';
+import type { UdpBacklog } from './udp-backlog.ts';
 
 export interface FairnessOptions {
   /** The thread's busy fraction from which misses are shared. Default 0.9. */
@@ -32,6 +36,10 @@ export interface FairnessOptions {
   windowMs?: number;
   /** The busy fraction since the last call (tests). Default: the event loop's utilisation. */
   busy?: () => number;
+  /** Milliseconds, for pacing a share over its window (tests). Default performance.now. */
+  now?: () => number;
+  /** The UDP backlog of a port (tests). Default: the kernel's (udp-backlog.ts). */
+  backlog?: (port: number) => UdpBacklog | null;
 }
 
 /** One asker's counts. */
@@ -96,6 +104,13 @@ export class Fairness {
   private readonly busy: () => number;
   private readonly timer: NodeJS.Timeout;
   private inflight = 0;
+  private readonly windowMs: number;
+  private readonly now: () => number;
+  private readonly backlog: (port: number) => UdpBacklog | null;
+  private readonly watched = new Map<number, { threshold: number; drops: number }>();
+  /** The last window's: a watched queue backing up. */
+  private pressure = false;
+  private windowStart: number;
   /** Misses in flight each asker may have once `slots` are: the slots over the askers waiting (at the last window's end). */
   private slotShare = Infinity;
   private admittedInWindow = 0;
@@ -104,6 +119,10 @@ export class Fairness {
 
   constructor(o: FairnessOptions = {}) {
     const windowMs = o.windowMs ?? 100;
+    this.windowMs = windowMs;
+    this.now = o.now ?? (() => performance.now());
+    this.backlog = o.backlog ?? udpBacklog;
+    this.windowStart = this.now();
     this.busyAt = o.busyAt ?? 0.9;
     this.floor = Math.max(1, Math.round(((o.floorPerSecond ?? 200) * windowMs) / 1000));
     this.slots = o.slots ?? 0;
@@ -131,7 +150,7 @@ export class Fairness {
       if (a === undefined) this.askers.set(key, (a = new Asker(key)));
     }
     a.asked++;
-    if (this.shared && (a.admitted >= this.share || (this.slots > 0 && this.inflight >= this.slots && a.inflight >= this.slotShare))) {
+    if (this.shared && (a.admitted >= this.paced() || (this.slots > 0 && this.inflight >= this.slots && a.inflight >= this.slotShare))) {
       this.dropped(a);
       return null;
     }
@@ -149,6 +168,37 @@ export class Fairness {
   finished(a: Asker): void {
     a.inflight--;
     this.inflight--;
+  }
+
+  /**
+   * The share so far into the window (a tenth of it, or the floor, at its start): spread over the
+   * window, so an asker's admitted misses do not all queue at its start ahead of everyone else's.
+   */
+  private paced(): number {
+    if (this.share === Infinity) return Infinity;
+    const into = Math.min(1, (this.now() - this.windowStart) / this.windowMs);
+    return Math.max(this.floor, this.share * (0.1 + 0.9 * into));
+  }
+
+  /**
+   * A DnsServer's UDP port, whose receive queue says whether the thread keeps up: a quarter of
+   * `bufferBytes` queued, or a datagram dropped for want of room, is pressure (misses shared then,
+   * even an asker alone's: its flood would leave no room for anyone who comes).
+   */
+  watch(port: number, bufferBytes: number): void {
+    this.watched.set(port, { threshold: bufferBytes / 4, drops: this.backlog(port)?.drops ?? 0 });
+  }
+
+  /** Whether a watched port's queue is backing up (see watch()). */
+  private pressed(): boolean {
+    let pressed = false;
+    for (const [port, w] of this.watched) {
+      const b = this.backlog(port);
+      if (b === null) continue;
+      if (b.queued >= w.threshold || b.drops > w.drops) pressed = true;
+      w.drops = b.drops;
+    }
+    return pressed;
   }
 
   /** Askers tracked now (at most 10,000 and the one entry the rest share). */
@@ -183,18 +233,20 @@ export class Fairness {
     for (const a of this.askers.values()) if (a.inflight > 0) waiting++;
     this.slotShare = Math.max(1, Math.floor(this.slots / Math.max(1, waiting)));
     const slotsFull = this.slots > 0 && this.inflight >= this.slots;
-    if (!this.shared && (busy >= this.busyAt || slotsFull)) {
+    this.pressure = this.pressed();
+    if (!this.shared && (busy >= this.busyAt || slotsFull || this.pressure)) {
       this.shared = true;
       this.calm = 0;
     }
     if (this.shared) {
       this.stats.sharedWindows++;
-      this.calm = this.droppedInWindow === 0 && busy < this.busyAt && !slotsFull ? this.calm + 1 : 0;
+      this.calm = this.droppedInWindow === 0 && busy < this.busyAt && !slotsFull && !this.pressure ? this.calm + 1 : 0;
       if (this.calm >= CALM_WINDOWS) this.shared = false;
       this.share = this.shared ? this.nextShare(busy) : Infinity;
     }
     this.admittedInWindow = 0;
     this.droppedInWindow = 0;
+    this.windowStart = this.now();
     this.forgetIdle();
   }
 
@@ -204,13 +256,14 @@ export class Fairness {
    * the share (every asker under it keeps all it asked). Moves at most twofold a window once set.
    */
   private nextShare(busy: number): number {
-    // Saturated, the utilisation cannot say by how much: take a third off until it can.
-    const scale = busy >= SATURATED ? 0.7 : Math.min(2, this.busyAt / Math.max(busy, 0.01));
+    // Saturated or falling behind, the utilisation cannot say by how much: take a third off until it can.
+    const scale = busy >= SATURATED || this.pressure ? 0.7 : Math.min(2, this.busyAt / Math.max(busy, 0.01));
     const capacity = this.admittedInWindow * scale;
     const demands: number[] = [];
     for (const a of this.askers.values()) if (a.asked > 0) demands.push(a.asked);
-    // One asker alone has nobody to share with.
-    if (demands.length < 2) return Infinity;
+    // Alone (nobody else asked within a second), an asker has nobody to share with, unless it is
+    // filling the queue: then whoever comes next could not even be heard.
+    if (this.askers.size < 2 && !this.pressure) return Infinity;
     demands.sort((x, y) => x - y);
     let left = capacity;
     let level = Infinity;

@@ -270,6 +270,7 @@ export class DnsServer {
         const tcpPort = await tcp.listen(address, udpPort);
         this.udp = udp;
         this.tcp = tcp;
+        this.fairness?.watch(udpPort, this.opts.udpRecvBufferSize);
         return { address, port: tcpPort };
       } catch (err) {
         await udp.close();

@@ -5,6 +5,7 @@
 import { ipVersion } from '../dns/ip.ts';
 import { parseByteSize } from '../flags/bytes.ts';
 import { MAX_WORKERS, parseWorkers } from '../flags/workers.ts';
+import { FAIR_SHARE_BUSY_DEFAULT, FAIR_SHARE_FLOOR_DEFAULT } from '../flags/fairness.ts';
 import type { Upstream } from '../forward/forward.ts';
 import { LOG_FORMATS } from '../log/log.ts';
 import type { LogFormat } from '../log/log.ts';
@@ -36,6 +37,9 @@ export interface DnscacheConfig {
    * 0 (`auto`, the default): what the process may use (pkg/dnsthreads/auto.ts).
    */
   workers: number;
+  /** --fair-share-busy and --fair-share-floor (ours, as kube-dns's): misses shared between askers while the thread is busy (pkg/fairshare); busy 0: never. */
+  fairShareBusy: number;
+  fairShareFloor: number;
   /**
    * --add-subnet=32[,128]: pass each asker's whole address as an EDNS Client Subnet to servers on
    * loopback (kube-dns in the pod, for --autopath), and keep replies scoped to it for that asker only.
@@ -181,6 +185,8 @@ const options: Record<string, OptionSpec> = {
   'add-subnet': { kind: 'value', apply: (c, v, n) => (c.addSubnet = addSubnet(n, v)) },
   'reuse-port': { kind: 'flag', apply: (c) => (c.reusePort = true) },
   workers: { kind: 'value', apply: (c, v, n) => (c.workers = workers(n, v)) },
+  'fair-share-busy': { kind: 'value', apply: (c, v, n) => (c.fairShareBusy = int(n, v, 99)) },
+  'fair-share-floor': { kind: 'value', apply: (c, v, n) => (c.fairShareFloor = Math.max(1, int(n, v))) },
   'no-round-robin': { kind: 'flag', apply: (c) => (c.roundRobin = false) },
   'use-stale-cache': { kind: 'optional', apply: (c, v, n) => (c.staleS = v === '' ? STALE_DEFAULT_S : Math.max(1, int(n, v))) },
   'no-negcache': { kind: 'flag', apply: (c) => (c.noNegcache = true) },
@@ -229,6 +235,8 @@ export function defaultConfig(): DnscacheConfig {
     cacheBytes: DEFAULT_CACHE_BYTES,
     reusePort: false,
     workers: 0,
+    fairShareBusy: FAIR_SHARE_BUSY_DEFAULT,
+    fairShareFloor: FAIR_SHARE_FLOOR_DEFAULT,
     addSubnet: false,
     roundRobin: true,
     noNegcache: false,

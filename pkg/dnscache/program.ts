@@ -9,6 +9,9 @@ import type { ServerStats as DnsServerStats } from '../dns/server.ts';
 import { Forwarder, resolvConfNameservers, serverKey } from '../forward/forward.ts';
 import type { Upstream } from '../forward/forward.ts';
 import type { Logger } from '../log/log.ts';
+import type { Fairness } from '../dns/fairness.ts';
+import { fairShare } from '../fairshare/fairshare.ts';
+import { fairShareSettings } from '../flags/fairness.ts';
 import { readFileSync } from 'node:fs';
 import { parseServersFile } from './args.ts';
 import type { DnscacheConfig, StubServer } from './args.ts';
@@ -119,6 +122,8 @@ export class DnsCache {
   private readonly c: DnscacheConfig;
   private readonly log: Logger;
   private readonly servers: DnsServer[];
+  /** Misses shared between askers while this thread is busy (every thread's misses are answered here); null: never. */
+  readonly fairness: Fairness | null;
   // Set by route(): the default route (what loop detection probes), in dnsmasq's order: --server=ip
   // entries, the resolv file's, the servers file's; and every server in the order dnsmasq lists
   // them in servers.bind: the command line's, the resolv file's, the servers file's.
@@ -155,7 +160,10 @@ export class DnsCache {
     const addresses = c.listenAddresses.length > 0 ? c.listenAddresses : ['0.0.0.0'];
     // One cache for every address: a question asked on one is a hit on all.
     const onCacheHit = c.logQueries ? this.handler.logHit : undefined;
-    this.servers = addresses.map((address) => new DnsServer({ handler: this.handler.handle, address, port: c.port, answerCache: this.cache, onCacheHit, reusePort: c.reusePort, roundRobin: c.roundRobin, maxTcpConnections: tcpConnectionsShare(opts.threads ?? 1) }));
+    // The forwarder's slots are shared too, once half of them are taken.
+    this.fairness = fairShare({ settings: fairShareSettings(c.fairShareBusy, c.fairShareFloor), log, slots: Math.ceil(c.dnsForwardMax / 2) });
+    const fairness = this.fairness ?? undefined;
+    this.servers = addresses.map((address) => new DnsServer({ handler: this.handler.handle, address, port: c.port, answerCache: this.cache, onCacheHit, reusePort: c.reusePort, roundRobin: c.roundRobin, maxTcpConnections: tcpConnectionsShare(opts.threads ?? 1), fairness }));
   }
 
   /** Binds every listen address (one taken: all closed, rejects); the addresses and ports bound. */
@@ -178,6 +186,7 @@ export class DnsCache {
    */
   async stop(othersDone?: Promise<unknown>): Promise<void> {
     await Promise.all([...this.servers.map((s) => s.close()), othersDone]);
+    this.fairness?.close();
     await this.forwarder.close();
   }
 

@@ -72,6 +72,7 @@ export class DnsCacheThreads {
       answerCacheEntries: cache.maxEntries,
       roundRobin: c.roundRobin,
       handler: this.owner.handler.handle,
+      fairness: this.owner.fairness ?? undefined,
       onCacheHit: c.logQueries ? this.owner.handler.logHit : undefined,
       log: this.log,
     });

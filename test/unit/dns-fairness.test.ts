@@ -9,11 +9,21 @@ import { Fairness } from '../../pkg/dns/fairness.ts';
 import type { Asker } from '../../pkg/dns/fairness.ts';
 import { emptyOptView } from '../../pkg/dns/question.ts';
 
+/**
+ * A Fairness whose windows the test ends (f.tick()), its asks made late in each window (the whole
+ * share paced in), its busy fraction `state.busy`.
+ */
 function stepped(extra: Partial<ConstructorParameters<typeof Fairness>[0]> = {}) {
-  const state = { busy: 0.2 };
+  const state = { busy: 0.2, ms: 0 };
   const events: [string, boolean][] = [];
-  const f = new Fairness({ windowMs: 60_000, floorPerSecond: 0, busy: () => state.busy, onLimited: (a: Asker, on: boolean) => events.push([a.address, on]), ...extra });
+  const f = new Fairness({ windowMs: 1000, floorPerSecond: 0, busy: () => state.busy, now: () => state.ms, onLimited: (a: Asker, on: boolean) => events.push([a.address, on]), ...extra });
   t.teardown(() => f.close());
+  const tick = f.tick.bind(f);
+  f.tick = () => {
+    tick();
+    state.ms += 1000;
+  };
+  state.ms = 1000;
   return { f, state, events };
 }
 
@@ -78,7 +88,7 @@ t.test('busy: the flooder is held to what is left, the others keep all they ask;
 });
 
 t.test('saturated: the shares shrink by a third a window, never under the floor', async (t) => {
-  const { f, state } = stepped({ floorPerSecond: 1 / 60 * 30 });
+  const { f, state } = stepped({ floorPerSecond: 30 });
   state.busy = 1;
   ask(f, 'a', 1000);
   ask(f, 'b', 1000);
@@ -115,7 +125,7 @@ t.test('slots: once that many misses await an upstream, each asker gets its part
 });
 
 t.test("the asker: a trusted cache's Client Subnet, else the packet's source", async (t) => {
-  const f = new Fairness({ trustsSubnetOf: (a) => a === '127.0.0.1', windowMs: 60_000 });
+  const f = new Fairness({ trustsSubnetOf: (a) => a === '127.0.0.1', windowMs: 1000 });
   t.teardown(() => f.close());
   const view = emptyOptView();
   const req = new Uint8Array(64);
@@ -134,4 +144,36 @@ t.test('a spoofed flood of new addresses is tracked in a bounded table', async (
   // The window they missed in, then ten without a miss.
   for (let w = 0; w < 11; w++) f.tick();
   t.equal(f.askersTracked, 0, 'forgotten after a second without a miss');
+});
+
+t.test('a share is paced over its window: a tenth of it (or the floor) at its start, all of it at its end', async (t) => {
+  const { f, state } = stepped();
+  state.busy = 0.95;
+  ask(f, 'a', 1000);
+  ask(f, 'b', 1000);
+  f.tick();
+  const share = f.share;
+  state.ms -= 1000; // the window's start
+  t.equal(ask(f, 'a', 1000), Math.ceil(share * 0.1), `a tenth of ${share} at once`);
+  state.ms += 500;
+  t.equal(ask(f, 'a', 1000), Math.ceil(share * 0.55) - Math.ceil(share * 0.1), 'more as the window goes on');
+});
+
+t.test("the port's queue backing up: an asker alone is held too, so whoever comes next can be heard", async (t) => {
+  const queue = { queued: 0, drops: 0 };
+  const { f, state, events } = stepped({ backlog: (port: number) => (port === 5353 ? { ...queue } : null) });
+  f.watch(5353, 4096);
+  state.busy = 1;
+  t.equal(ask(f, '10.0.0.66', 5000), 5000);
+  f.tick();
+  t.equal(ask(f, '10.0.0.66', 5000), 5000, 'alone, its queue short: every miss admitted, however busy');
+  queue.queued = 1024;
+  f.tick();
+  t.ok(f.share < 5000, `a quarter of the buffer queued: limited, alone (share ${f.share})`);
+  t.ok(ask(f, '10.0.0.66', 5000) < 5000);
+  t.same(events, [['10.0.0.66', true]]);
+  queue.queued = 0;
+  queue.drops = 7;
+  f.tick();
+  t.ok(f.share < Infinity, 'datagrams dropped by the kernel: still shared');
 });

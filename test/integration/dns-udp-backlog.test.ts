@@ -1,0 +1,40 @@
+// pkg/dns udpBacklog against the kernel: a UDP socket whose reader is stalled (a worker thread bound
+// it, then blocks) queues what is sent to it, /proc/net/udp says how many bytes; sent more than its
+// small buffer holds, the kernel drops the rest and says how many.
+
+import t from 'tap';
+import type { Test } from 'tap';
+import { createSocket } from 'node:dgram';
+import { Worker } from 'node:worker_threads';
+import { udpBacklog } from '../../pkg/dns/udp-backlog.ts';
+
+/** A socket on 127.0.0.1 with a 64 KiB receive buffer, its thread blocked for `ms`: resolves with its port. */
+function stalledSocket(t: Test, ms: number): Promise<number> {
+  const code = `
+    const { parentPort } = require('node:worker_threads');
+    const s = require('node:dgram').createSocket({ type: 'udp4', recvBufferSize: 65536 });
+    s.bind(0, '127.0.0.1', () => {
+      parentPort.postMessage(s.address().port);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ${ms});
+      s.close();
+    });`;
+  const w = new Worker(code, { eval: true });
+  t.teardown(() => w.terminate());
+  return new Promise((resolve) => w.once('message', resolve));
+}
+
+t.test('a stalled reader: queued bytes, then drops once its buffer is full', async (t) => {
+  const port = await stalledSocket(t, 3000);
+  t.same(udpBacklog(port), { queued: 0, drops: 0 }, 'nothing sent yet');
+  const s = createSocket('udp4');
+  t.teardown(() => s.close());
+  const payload = Buffer.alloc(100);
+  const send = (n: number) => Promise.all(Array.from({ length: n }, () => new Promise((r) => s.send(payload, port, '127.0.0.1', r))));
+  await send(10);
+  const some = udpBacklog(port)!;
+  t.ok(some.queued >= 1000 && some.drops === 0, `ten datagrams queued (${some.queued} bytes, as the kernel counts them)`);
+  await send(2000);
+  const full = udpBacklog(port)!;
+  t.ok(full.drops > 0, `past its buffer: ${full.drops} dropped`);
+  t.equal(udpBacklog(1), null, 'a port nobody holds: nothing known');
+});
