@@ -1,8 +1,9 @@
 // node-cache's flags: the original's names and defaults (kubernetes/dns cmd/node-cache), CoreDNS's own
-// that its manifest passes (-conf, -dns.port, -pidfile), and ours (-serve-stale, -resolvconf, -readyfile).
+// that its manifest passes (-conf, -dns.port, -pidfile), and ours (-serve-stale, -resolvconf, -readyfile,
+// -fair-share-busy, -fair-share-floor).
 
 import { isIP } from 'node:net';
-import { defineFlags, klogFlags, parseDuration } from '../../pkg/flags/flags.ts';
+import { defineFlags, fairShareFlags, klogFlags, parseDuration } from '../../pkg/flags/flags.ts';
 
 /** The original's -syncinterval is whole seconds; a Go duration is taken too. */
 export function syncIntervalMs(v: string): number | undefined {
@@ -35,6 +36,7 @@ export const nodeCacheFlags = defineFlags({
   pidfile: { type: 'string', default: '', help: "CoreDNS's: write the pid here" },
   'serve-stale': { type: 'duration', default: 3_600_000, help: 'ours: serve-stale for every cache a serve_stale does not set: an answer this long past its expiry is given (TTL 30) when kube-dns or the upstream fails; 0 = off', validate: (v) => (v >= 0 ? undefined : 'must not be negative') },
   resolvconf: { type: 'string', default: '/etc/resolv.conf', help: 'ours: the resolv.conf whose nameservers replace __PILLAR__UPSTREAM__SERVERS__' },
+  ...fairShareFlags(),
   readyfile: { type: 'string', default: '', help: "ours: a file written once this process serves and removed when it stops, for an exec readiness probe (on the host network an HTTP probe may reach a previous node-cache's health endpoint)" },
   ...klogFlags,
 });

@@ -3,7 +3,7 @@
 
 import { rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseOrExit } from '../../pkg/flags/flags.ts';
+import { fairShareSettings, parseOrExit } from '../../pkg/flags/flags.ts';
 import { createLogger } from '../../pkg/log/log.ts';
 import { NodeCache } from '../../pkg/nodecache/program.ts';
 import { stopOnSignals } from '../../pkg/signals/shutdown.ts';
@@ -39,6 +39,7 @@ const nodeCache = new NodeCache({
   dnsPort: f['dns.port'],
   serveStaleS: Math.ceil(f['serve-stale'] / 1000),
   resolvConf: f.resolvconf,
+  fairShare: fairShareSettings(f['fair-share-busy'], f['fair-share-floor']),
   env: process.env,
   log,
 });

@@ -19,6 +19,7 @@ import type { Logger } from '../log/log.ts';
 import { cachePolicy } from '../corefile/plugins/cache.ts';
 import type { NodeCachePlan, ZonePlan } from './plan.ts';
 import type { RequestMetrics } from './request-metrics.ts';
+import type { Fairness } from '../dns/fairness.ts';
 
 /** What the shared cache may take in memory, whatever the zones' capacities allow. */
 const CACHE_BYTES = 32 * 1024 * 1024;
@@ -60,8 +61,8 @@ export class ZoneEngine {
   readonly zones: ServedZone[];
   private readonly servers: DnsServer[];
 
-  /** `metrics`: where every listener counts its replies, by zone (the zone's index tags its answers). */
-  constructor(plan: NodeCachePlan, log: Logger, metrics?: RequestMetrics) {
+  /** `metrics`: where every listener counts its replies, by zone (the zone's index tags its answers); `fairness`: every listener's misses shared. */
+  constructor(plan: NodeCachePlan, log: Logger, metrics?: RequestMetrics, fairness?: Fairness) {
     const capacity = plan.zones.reduce((n, z) => n + (z.cache === null ? 0 : z.cache.successCapacity + z.cache.denialCapacity), 0);
     this.cache = new AnswerCache({ maxEntries: capacity, maxBytes: capacity > 0 ? CACHE_BYTES : 0 });
     this.zones = plan.zones.map((z, i) => {
@@ -88,7 +89,7 @@ export class ZoneEngine {
     const onReply = queryLog(this.zones);
     this.servers = [...listeners.values()].map(
       (l) =>
-        new DnsServer({ handler: router(l.zones), address: l.address, port: l.port, answerCache: this.cache, reusePort: true, observer: metrics?.observer(l.address, l.port, zoneNames, this.cache), onReply, maxUdpSize: bufsize(l.zones) }),
+        new DnsServer({ handler: router(l.zones), address: l.address, port: l.port, answerCache: this.cache, reusePort: true, observer: metrics?.observer(l.address, l.port, zoneNames, this.cache), onReply, maxUdpSize: bufsize(l.zones), fairness }),
     );
   }
 

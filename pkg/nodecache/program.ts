@@ -13,6 +13,8 @@ import { resolvConfNameservers } from '../forward/forward.ts';
 import { listenHttp } from '../httpserver/listen.ts';
 import type { HttpListening } from '../httpserver/listen.ts';
 import type { Logger } from '../log/log.ts';
+import type { Fairness } from '../dns/fairness.ts';
+import { fairShare } from '../fairshare/fairshare.ts';
 import { parseCorefile } from '../corefile/read.ts';
 import { ZoneEngine } from './engine.ts';
 import { ensureLink, removeLink } from './interface.ts';
@@ -46,6 +48,8 @@ export interface NodeCacheOptions {
   /** Serve-stale for zones whose cache block does not say (CoreDNS's serve_stale), seconds; 0 = off. */
   serveStaleS: number;
   resolvConf: string;
+  /** -fair-share-busy/-fair-share-floor (pkg/fairshare); null or absent: misses never shared. */
+  fairShare?: { busyAt: number; floorPerSecond: number } | null;
   env: NodeJS.ProcessEnv;
   log: Logger;
 }
@@ -63,10 +67,13 @@ export class NodeCache {
   private readonly http: HttpListening[] = [];
   private applying: Promise<void> = Promise.resolve();
   private readonly metrics = createNodeCacheMetrics(this);
+  /** The pods' misses shared while the thread is busy, across reloads (every engine's listeners); null: never. */
+  private readonly fairness: Fairness | null;
 
   constructor(o: NodeCacheOptions) {
     this.o = o;
     this.log = o.log;
+    this.fairness = fairShare({ settings: o.fairShare ?? null, log: o.log, metrics: { registry: this.metrics.registry, prefix: 'coredns_nodecache' } });
     this.watcher = new ConfigDirWatcher(o.kubednsConfigDir, CONFIG_PERIOD_MS, o.log.child('config'));
   }
 
@@ -75,7 +82,7 @@ export class NodeCache {
     this.watcher.start(() => void this.reconfigure());
     const plan = this.render(this.watcher.current());
     await this.setUp();
-    const engine = new ZoneEngine(plan, this.log, this.metrics.requests);
+    const engine = new ZoneEngine(plan, this.log, this.metrics.requests, this.fairness ?? undefined);
     const bound = await engine.start();
     [this.engine, this.plan] = [engine, plan];
     await this.serveHttp(plan);
@@ -98,6 +105,7 @@ export class NodeCache {
       await new Promise((resolve) => setTimeout(resolve, lameDuckMs));
     }
     await this.engine?.stop();
+    this.fairness?.close();
     for (const h of this.http) await h.close();
     if (this.o.skipTeardown) return;
     // A successor (the DaemonSet's surge pod) already serves beside us: the interface and rules are its now.
@@ -154,7 +162,7 @@ export class NodeCache {
         return;
       }
       if (this.corefileText === before || this.engine === null) return;
-      const next = new ZoneEngine(plan, this.log, this.metrics.requests);
+      const next = new ZoneEngine(plan, this.log, this.metrics.requests, this.fairness ?? undefined);
       try {
         await next.start();
       } catch (err) {
