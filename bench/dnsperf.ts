@@ -35,6 +35,7 @@ export async function dnsperf(port: number, queryFile: string, seconds: number, 
 export interface LatencyResult {
   /** Offered load (queries per second). */
   rate: number;
+  sent: number;
   answered: number;
   p50Ms: number;
   p90Ms: number;
@@ -42,9 +43,13 @@ export interface LatencyResult {
   p999Ms: number;
 }
 
-/** Latency percentiles at a fixed offered load, from dnsperf's per-query lines (`-v`). */
-export async function dnsperfLatency(port: number, queryFile: string, seconds: number, rate: number): Promise<LatencyResult> {
-  const { stdout } = await run('dnsperf', ['-s', '127.0.0.1', '-p', String(port), '-d', queryFile, '-l', String(seconds), '-T', '1', '-c', '1', '-Q', String(rate), '-v'], {
+/**
+ * Latency percentiles at a fixed offered load, from dnsperf's per-query lines (`-v`); `extra`
+ * arguments are added (`-a <address>`: another asker), `cpus` pins it (a taskset list).
+ */
+export async function dnsperfLatency(port: number, queryFile: string, seconds: number, rate: number, extra: string[] = [], cpus?: string): Promise<LatencyResult> {
+  const args = ['-s', '127.0.0.1', '-p', String(port), '-d', queryFile, '-l', String(seconds), '-T', '1', '-c', '1', '-Q', String(rate), '-v', ...extra];
+  const { stdout } = await run(cpus === undefined ? 'dnsperf' : 'taskset', cpus === undefined ? args : ['-c', cpus, 'dnsperf', ...args], {
     timeout: (seconds + 30) * 1000,
     maxBuffer: 256 * 1024 * 1024,
   });
@@ -52,5 +57,6 @@ export async function dnsperfLatency(port: number, queryFile: string, seconds: n
   for (const m of stdout.matchAll(/^> \S+ \S+ \S+ ([\d.]+)$/gm)) times.push(Number(m[1]) * 1000);
   times.sort((a, b) => a - b);
   const at = (q: number): number => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? NaN;
-  return { rate, answered: times.length, p50Ms: at(0.5), p90Ms: at(0.9), p99Ms: at(0.99), p999Ms: at(0.999) };
+  const sent = Number(/Queries sent:\s+(\d+)/.exec(stdout)?.[1] ?? NaN);
+  return { rate, sent, answered: times.length, p50Ms: at(0.5), p90Ms: at(0.9), p99Ms: at(0.99), p999Ms: at(0.999) };
 }

@@ -1,0 +1,229 @@
+// npm run bench:fair (issue 26): one asker floods, the others must not notice. Per server, on the
+// same machine in one run: 8 well-behaved askers (127.0.0.11-18, dnsperf -a) each ask at a fixed rate
+// names that exist (hits once asked) and outside names asked for the first time (misses), first
+// alone, then while one asker (127.0.0.66) floods names that never exist as fast as it can (dnsperf
+// -Q BENCH_FAIR_FLOOD, over UDP, then over 10 TCP connections). The server under test is pinned to
+// CPU 0, every load generator and the backends to CPU 1: the server's CPU is what is scarce.
+// Reported: the well-behaved askers' answered fraction, QPS kept and p99 against their run without
+// the flood, the flooder's answered QPS, the server's peak RSS. Goal for ours (kube-dns; dnscache and
+// node-cache in front of kube-dns): QPS kept >= 0.9, nothing lost, p99 <= 2x, in every role.
+// Writes bench/results/fair-share-<date>.{json,md}.
+//
+// Env: BENCH_FAIR_RATE (250 queries/s per asker), BENCH_FAIR_FLOOD (50000), BENCH_SECONDS (6),
+// BENCH_FAIR_SYSTEMS (a comma list of names to run; all unsaid).
+
+import { execFile, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { makeCluster } from './fixtures.ts';
+import { dnsperfLatency } from './dnsperf.ts';
+import type { LatencyResult } from './dnsperf.ts';
+import { productionNodeFlags, repoRoot, rssMiB, startDnsmasq, startKubeDns, stopper, waitForLine } from './servers.ts';
+import type { Running } from './servers.ts';
+import { startDnscache, startDnsmasqCache } from './dnscache-servers.ts';
+import { corednsBin, startCoreDnsWith } from './api-servers.ts';
+import { commitOf, inTempDir, writeResults } from './report.ts';
+import { freePort } from '../test/helpers/ports.ts';
+
+const run = promisify(execFile);
+const RATE = Number(process.env.BENCH_FAIR_RATE ?? 250);
+const FLOOD = Number(process.env.BENCH_FAIR_FLOOD ?? 50_000);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
+const ONLY = process.env.BENCH_FAIR_SYSTEMS?.split(',');
+const ASKERS = Array.from({ length: 8 }, (_, i) => `127.0.0.${11 + i}`);
+const FLOODER = '127.0.0.66';
+const SERVER_CPU = '0';
+const LOAD_CPU = '1';
+
+type Role = 'zone' | 'cache' | 'node-cache';
+
+interface Subject {
+  name: string;
+  role: Role;
+  port: number;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+interface Phase {
+  sent: number;
+  answered: number;
+  p99Ms: number;
+}
+
+interface Figures {
+  name: string;
+  role: Role;
+  flood: 'udp' | 'tcp';
+  alone: Phase;
+  flooded: Phase;
+  /** The well-behaved askers' answered queries while flooded over alone. */
+  qpsKept: number;
+  p99Ratio: number;
+  floodAnsweredQps: number;
+  rssPeakMiB: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Moves every thread of `pid` to `cpu`. */
+async function pin(pid: number, cpu: string): Promise<void> {
+  await run('taskset', ['-a', '-cp', cpu, String(pid)]);
+}
+
+/** One asker's names: an existing name, then a first-time outside name, in turn. */
+function askerFile(dir: string, existing: string[], tag: string, count: number): string {
+  const lines: string[] = [];
+  for (let i = 0; i < count; i++) lines.push(i % 2 === 0 ? `${existing[(i / 2) % existing.length]} A` : `${tag}-${i}.example.org A`);
+  const path = join(dir, `${tag}.names`);
+  writeFileSync(path, lines.join('\n') + '\n');
+  return path;
+}
+
+/** The 8 askers at RATE each, concurrently: what was sent and answered, and the p99 of them all. */
+async function askers(dir: string, port: number, existing: string[], tag: string): Promise<Phase> {
+  const runs: LatencyResult[] = await Promise.all(
+    ASKERS.map((a, i) => dnsperfLatency(port, askerFile(dir, existing, `${tag}-${i}`, RATE * (SECONDS + 2)), SECONDS, RATE, ['-a', a, '-t', '2'], LOAD_CPU)),
+  );
+  // p99 over every asker's queries: the worst asker's p99 bounds it from above; the merged one is what a pod sees.
+  const p99 = Math.max(...runs.map((r) => r.p99Ms));
+  return { sent: runs.reduce((n, r) => n + r.sent, 0), answered: runs.reduce((n, r) => n + r.answered, 0), p99Ms: p99 };
+}
+
+/** The flood: never-existing cluster names from FLOODER as fast as FLOOD allows; resolves with its answered QPS once stopped. */
+function flood(port: number, file: string, mode: 'udp' | 'tcp'): { done: Promise<number>; stop(): void } {
+  const args = ['-c', LOAD_CPU, 'dnsperf', '-s', '127.0.0.1', '-p', String(port), '-a', FLOODER, '-d', file, '-l', String(SECONDS + 6), '-Q', String(FLOOD), '-t', '1', ...(mode === 'tcp' ? ['-m', 'tcp', '-c', '10', '-q', '1000'] : ['-q', '20000'])];
+  const child = spawn('taskset', args, { stdio: ['ignore', 'pipe', 'ignore'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const done = new Promise<number>((resolve) => child.on('exit', () => resolve(Number(/Queries per second:\s+([\d.]+)/.exec(out)?.[1] ?? 0))));
+  return { done, stop: () => child.kill('SIGINT') };
+}
+
+async function measure(dir: string, s: Subject, existing: string[], floodFile: string, mode: 'udp' | 'tcp', n: number): Promise<Figures> {
+  await askers(dir, s.port, existing, `warm-${n}-${mode}`);
+  const alone = await askers(dir, s.port, existing, `alone-${n}-${mode}`);
+  let peak = rssMiB(s.pid);
+  const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(s.pid))), 250);
+  const f = flood(s.port, floodFile, mode);
+  await sleep(2000);
+  const flooded = await askers(dir, s.port, existing, `flooded-${n}-${mode}`);
+  f.stop();
+  const floodQps = await f.done;
+  clearInterval(sampler);
+  await sleep(2000);
+  const figures: Figures = {
+    name: s.name,
+    role: s.role,
+    flood: mode,
+    alone,
+    flooded,
+    qpsKept: flooded.answered / alone.answered,
+    p99Ratio: flooded.p99Ms / alone.p99Ms,
+    floodAnsweredQps: floodQps,
+    rssPeakMiB: peak,
+  };
+  console.log(`  ${s.name} (${s.role}, ${mode} flood): kept ${figures.qpsKept.toFixed(2)}x, lost ${flooded.sent - flooded.answered}/${flooded.sent}, p99 ${alone.p99Ms.toFixed(2)} -> ${flooded.p99Ms.toFixed(2)} ms; flooder answered ${floodQps.toFixed(0)}/s; RSS peak ${peak.toFixed(0)} MiB`);
+  return figures;
+}
+
+/** Our node-cache (the real program, its setup off: no interface, no rules) on a Corefile of one block forwarding to `backend`. */
+async function startNodeCache(dir: string, backend: number): Promise<Running> {
+  const own = join(dir, 'node-cache');
+  mkdirSync(join(own, 'kube-dns'), { recursive: true });
+  const port = await freePort();
+  const corefile = `.:${port} {\n    bind 127.0.0.1\n    cache 30\n    forward . 127.0.0.1:${backend}\n}\n`;
+  writeFileSync(join(own, 'Corefile.base'), corefile);
+  writeFileSync(join(own, 'resolv.conf'), 'nameserver 127.0.0.1\n');
+  const child = spawn(process.execPath, [...productionNodeFlags('node-cache'), join(repoRoot, 'dist/cmd/node-cache/main.js'), '-localip=127.0.0.1', '-setupinterface=false', '-setupiptables=false', `-basecorefile=${join(own, 'Corefile.base')}`, `-corefile=${join(own, 'Corefile')}`, `-kubednscm=${join(own, 'kube-dns')}`, `-resolvconf=${join(own, 'resolv.conf')}`, `-metrics-listen-address=127.0.0.1:${await freePort()}`, `-dns.port=${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const stop = stopper(child);
+  try {
+    await waitForLine(child, /DNS listening .*port=\d+/, 'node-cache');
+    return { name: 'node-cache', port, pid: child.pid!, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+const wanted = (name: string) => ONLY === undefined || ONLY.includes(name);
+
+async function main(dir: string) {
+  const c = makeCluster(16);
+  const clusterFile = join(dir, 'cluster.json');
+  const hostsFile = join(dir, 'hosts');
+  writeFileSync(clusterFile, c.yaml);
+  writeFileSync(hostsFile, c.hosts);
+  const existing = c.queries.trim().split('\n').map((l) => l.split(' ')[0]);
+  const floodFile = join(dir, 'flood');
+  writeFileSync(floodFile, Array.from({ length: 1_000_000 }, (_, i) => `r${i.toString(36)}.default.svc.cluster.local A`).join('\n') + '\n');
+  // Outside names: any name of example.org answers, from a dnsmasq of their own (on the load CPU).
+  const upPort = await freePort();
+  writeFileSync(join(dir, 'outside-hosts'), '192.0.2.2 www.example.org\n');
+  const upstream = await startDnsmasq(dir, join(dir, 'outside-hosts'), upPort, ['--address=/example.org/192.0.2.1', `--pid-file=${join(dir, 'outside.pid')}`]);
+  await pin(upstream.pid, LOAD_CPU);
+  writeFileSync(join(dir, 'resolv.conf'), `nameserver 127.0.0.1\n`);
+  const coredns = corednsBin();
+  const results: Figures[] = [];
+  const subjects: (() => Promise<Subject>)[] = [];
+  const backend = await startKubeDns(dir, clusterFile, [`--nameservers=127.0.0.1:${upPort}`]);
+  await pin(backend.pid, LOAD_CPU);
+  try {
+    // The zone asked directly.
+    subjects.push(async () => ({ ...(await startKubeDns(dir, clusterFile, [`--nameservers=127.0.0.1:${upPort}`])), role: 'zone' as const }));
+    if (coredns !== null) {
+      subjects.push(async () => {
+        const zone = join(dir, 'cluster.local.zone');
+        writeFileSync(zone, ['$ORIGIN cluster.local.', '@ 30 IN SOA ns.dns.cluster.local. hostmaster.cluster.local. 1 7200 1800 86400 30', '@ 30 IN NS ns.dns.cluster.local.', 'ns.dns 30 IN A 127.0.0.1', ...c.hosts.trim().split('\n').map((l) => `${l.split(' ')[1].replace(/\.cluster\.local$/, '')} 30 IN A ${l.split(' ')[0]}`)].join('\n') + '\n');
+        const cd = await startCoreDnsWith(coredns, dir, 'coredns-zone', `file ${zone} cluster.local\ncache 30\nforward . 127.0.0.1:${upPort}`);
+        return { name: 'coredns', role: 'zone', port: cd.port, pid: cd.daemon.pid, stop: () => cd.daemon.stop() };
+      });
+    }
+    subjects.push(async () => ({ ...(await startDnsmasq(dir, hostsFile, await freePort(), ['--local=/cluster.local/', `--server=127.0.0.1#${upPort}`])), role: 'zone' as const }));
+    // The pod's cache in front of kube-dns.
+    subjects.push(async () => ({ ...(await startDnscache(dir, await freePort(), backend.port)), role: 'cache' as const }));
+    subjects.push(async () => ({ ...(await startDnsmasqCache(dir, await freePort(), backend.port)), role: 'cache' as const }));
+    if (coredns !== null) {
+      subjects.push(async () => {
+        const cd = await startCoreDnsWith(coredns, dir, 'coredns-cache', `cache 30\nforward . 127.0.0.1:${backend.port}`);
+        return { name: 'coredns (cache + forward)', role: 'cache', port: cd.port, pid: cd.daemon.pid, stop: () => cd.daemon.stop() };
+      });
+    }
+    // The node's cache in front of kube-dns (CoreDNS's NodeLocal DNSCache is its cache + forward above).
+    subjects.push(async () => ({ ...(await startNodeCache(dir, backend.port)), role: 'node-cache' as const }));
+    let n = 0;
+    for (const make of subjects) {
+      const s = await make();
+      try {
+        if (!wanted(s.name)) continue;
+        await pin(s.pid, SERVER_CPU);
+        for (const mode of ['udp', 'tcp'] as const) results.push(await measure(dir, s, existing, floodFile, mode, n++));
+      } finally {
+        await s.stop();
+      }
+    }
+  } finally {
+    await backend.stop();
+    await upstream.stop();
+  }
+  return results;
+}
+
+const when = new Date().toISOString();
+const results = await inTempDir('kdt-bench-fair-', main);
+const rows = results.map(
+  (r) =>
+    `| ${r.name} | ${r.role} | ${r.flood} | ${r.qpsKept.toFixed(2)} | ${r.flooded.sent - r.flooded.answered} / ${r.flooded.sent} | ${r.alone.p99Ms.toFixed(2)} → ${r.flooded.p99Ms.toFixed(2)} (${r.p99Ratio.toFixed(1)}×) | ${r.floodAnsweredQps.toFixed(0)} | ${r.rssPeakMiB.toFixed(0)} |`,
+);
+const md = `# One asker floods, eight must not notice (${when})
+
+${commitOf(repoRoot)}. node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model.trim()}), load average at start ${loadavg()[0].toFixed(2)}. The server under test on CPU ${SERVER_CPU}; the 8 askers (dnsperf -a 127.0.0.11-18, ${RATE} queries/s each: an existing cluster name, then an outside name asked for the first time, in turn), the flooder (dnsperf -a ${FLOODER}, never-existing cluster names at up to ${FLOOD}/s, -t 1; over TCP: 10 connections), the kube-dns behind the caches and the outside names' dnsmasq on CPU ${LOAD_CPU}. ${SECONDS} s each, alone then flooded (the flood started 2 s before). Ours run with their defaults (--fair-share-busy 90).
+
+| server | role | flood | well-behaved QPS kept | lost while flooded | p99 ms alone → flooded | flooder answered/s | RSS peak MiB |
+|---|---|---|---|---|---|---|---|
+${rows.join('\n')}
+`;
+writeResults('fair-share', when, { rate: RATE, flood: FLOOD, seconds: SECONDS, results }, md);
+console.log(md);
