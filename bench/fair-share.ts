@@ -13,7 +13,7 @@
 // BENCH_FAIR_SYSTEMS (a comma list of names to run; all unsaid).
 
 import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -22,7 +22,7 @@ import { dnsperfLatency } from './dnsperf.ts';
 import type { LatencyResult } from './dnsperf.ts';
 import { productionNodeFlags, repoRoot, rssMiB, startDnsmasq, startKubeDns, stopper, waitForLine } from './servers.ts';
 import type { Running } from './servers.ts';
-import { startDnscache, startDnsmasqCache } from './dnscache-servers.ts';
+import { cacheArgs, startDnscache, startDnscacheWith, startDnsmasqCache } from './dnscache-servers.ts';
 import { corednsBin, startCoreDnsWith } from './api-servers.ts';
 import { commitOf, inTempDir, writeResults } from './report.ts';
 import { freePort } from '../test/helpers/ports.ts';
@@ -130,18 +130,18 @@ async function measure(dir: string, s: Subject, existing: string[], floodFile: s
 }
 
 /** Our node-cache (the real program, its setup off: no interface, no rules) on a Corefile of one block forwarding to `backend`. */
-async function startNodeCache(dir: string, backend: number): Promise<Running> {
-  const own = join(dir, 'node-cache');
+async function startNodeCache(dir: string, backend: number, extra: string[] = []): Promise<Running> {
+  const own = mkdtempSync(join(dir, 'node-cache-'));
   mkdirSync(join(own, 'kube-dns'), { recursive: true });
   const port = await freePort();
   const corefile = `.:${port} {\n    bind 127.0.0.1\n    cache 30\n    forward . 127.0.0.1:${backend}\n}\n`;
   writeFileSync(join(own, 'Corefile.base'), corefile);
   writeFileSync(join(own, 'resolv.conf'), 'nameserver 127.0.0.1\n');
-  const child = spawn(process.execPath, [...productionNodeFlags('node-cache'), join(repoRoot, 'dist/cmd/node-cache/main.js'), '-localip=127.0.0.1', '-setupinterface=false', '-setupiptables=false', `-basecorefile=${join(own, 'Corefile.base')}`, `-corefile=${join(own, 'Corefile')}`, `-kubednscm=${join(own, 'kube-dns')}`, `-resolvconf=${join(own, 'resolv.conf')}`, `-metrics-listen-address=127.0.0.1:${await freePort()}`, `-dns.port=${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...productionNodeFlags('node-cache'), join(repoRoot, 'dist/cmd/node-cache/main.js'), '-localip=127.0.0.1', '-setupinterface=false', '-setupiptables=false', `-basecorefile=${join(own, 'Corefile.base')}`, `-corefile=${join(own, 'Corefile')}`, `-kubednscm=${join(own, 'kube-dns')}`, `-resolvconf=${join(own, 'resolv.conf')}`, `-metrics-listen-address=127.0.0.1:${await freePort()}`, `-dns.port=${port}`, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   const stop = stopper(child);
   try {
     await waitForLine(child, /DNS listening .*port=\d+/, 'node-cache');
-    return { name: 'node-cache', port, pid: child.pid!, stop };
+    return { name: extra.length > 0 ? 'node-cache (fair share off)' : 'node-cache', port, pid: child.pid!, stop };
   } catch (err) {
     await stop();
     throw err;
@@ -161,8 +161,10 @@ async function main(dir: string) {
   writeFileSync(floodFile, Array.from({ length: 1_000_000 }, (_, i) => `r${i.toString(36)}.default.svc.cluster.local A`).join('\n') + '\n');
   // Outside names: any name of example.org answers, from a dnsmasq of their own (on the load CPU).
   const upPort = await freePort();
-  writeFileSync(join(dir, 'outside-hosts'), '192.0.2.2 www.example.org\n');
-  const upstream = await startDnsmasq(dir, join(dir, 'outside-hosts'), upPort, ['--address=/example.org/192.0.2.1', `--pid-file=${join(dir, 'outside.pid')}`]);
+  const outside = join(dir, 'outside');
+  mkdirSync(outside);
+  writeFileSync(join(outside, 'hosts'), '192.0.2.2 www.example.org\n');
+  const upstream = await startDnsmasq(outside, join(outside, 'hosts'), upPort, ['--address=/example.org/192.0.2.1']);
   await pin(upstream.pid, LOAD_CPU);
   writeFileSync(join(dir, 'resolv.conf'), `nameserver 127.0.0.1\n`);
   const coredns = corednsBin();
@@ -193,6 +195,15 @@ async function main(dir: string) {
     }
     // The node's cache in front of kube-dns (CoreDNS's NodeLocal DNSCache is its cache + forward above).
     subjects.push(async () => ({ ...(await startNodeCache(dir, backend.port)), role: 'node-cache' as const }));
+    // Ours again with fair shares off: what the flood does without them.
+    const off = ' (fair share off)';
+    subjects.push(async () => ({ ...(await startKubeDns(dir, clusterFile, [`--nameservers=127.0.0.1:${upPort}`, '--fair-share-busy=0'])), name: `kube-dns${off}`, role: 'zone' as const }));
+    subjects.push(async () => {
+      const port = await freePort();
+      const own = mkdtempSync(join(dir, 'dnscache-off-'));
+      return { ...(await startDnscacheWith([...cacheArgs(port, backend.port, join(own, 'pid')), '--fair-share-busy=0'], port)), name: `dnscache${off}`, role: 'cache' as const };
+    });
+    subjects.push(async () => ({ ...(await startNodeCache(dir, backend.port, ['-fair-share-busy=0'])), role: 'node-cache' as const }));
     let n = 0;
     for (const make of subjects) {
       const s = await make();
