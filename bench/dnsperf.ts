@@ -44,19 +44,29 @@ export interface LatencyResult {
 }
 
 /**
- * Latency percentiles at a fixed offered load, from dnsperf's per-query lines (`-v`); `extra`
- * arguments are added (`-a <address>`: another asker), `cpus` pins it (a taskset list).
+ * Each answered query's name and latency (ms) at a fixed offered load, from dnsperf's per-query lines
+ * (`-v`), and how many were sent; `extra` arguments are added (`-a <address>`: another asker), `cpus`
+ * pins it (a taskset list).
  */
-export async function dnsperfLatency(port: number, queryFile: string, seconds: number, rate: number, extra: string[] = [], cpus?: string): Promise<LatencyResult> {
+export async function dnsperfTimes(port: number, queryFile: string, seconds: number, rate: number, extra: string[] = [], cpus?: string): Promise<{ sent: number; times: { name: string; ms: number }[] }> {
   const args = ['-s', '127.0.0.1', '-p', String(port), '-d', queryFile, '-l', String(seconds), '-T', '1', '-c', '1', '-Q', String(rate), '-v', ...extra];
   const { stdout } = await run(cpus === undefined ? 'dnsperf' : 'taskset', cpus === undefined ? args : ['-c', cpus, 'dnsperf', ...args], {
     timeout: (seconds + 30) * 1000,
     maxBuffer: 256 * 1024 * 1024,
   });
-  const times: number[] = [];
-  for (const m of stdout.matchAll(/^> \S+ \S+ \S+ ([\d.]+)$/gm)) times.push(Number(m[1]) * 1000);
-  times.sort((a, b) => a - b);
-  const at = (q: number): number => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? NaN;
-  const sent = Number(/Queries sent:\s+(\d+)/.exec(stdout)?.[1] ?? NaN);
-  return { rate, sent, answered: times.length, p50Ms: at(0.5), p90Ms: at(0.9), p99Ms: at(0.99), p999Ms: at(0.999) };
+  const times = [...stdout.matchAll(/^> \S+ (\S+) \S+ ([\d.]+)$/gm)].map((m) => ({ name: m[1], ms: Number(m[2]) * 1000 }));
+  return { sent: Number(/Queries sent:\s+(\d+)/.exec(stdout)?.[1] ?? NaN), times };
+}
+
+/** The `q` quantile of `ms` (sorted here). */
+export function quantile(ms: number[], q: number): number {
+  const sorted = [...ms].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+}
+
+/** Latency percentiles at a fixed offered load (dnsperfTimes). */
+export async function dnsperfLatency(port: number, queryFile: string, seconds: number, rate: number, extra: string[] = [], cpus?: string): Promise<LatencyResult> {
+  const { sent, times } = await dnsperfTimes(port, queryFile, seconds, rate, extra, cpus);
+  const ms = times.map((t) => t.ms);
+  return { rate, sent, answered: ms.length, p50Ms: quantile(ms, 0.5), p90Ms: quantile(ms, 0.9), p99Ms: quantile(ms, 0.99), p999Ms: quantile(ms, 0.999) };
 }
