@@ -233,7 +233,9 @@ export class Fairness {
     for (const a of this.askers.values()) if (a.inflight > 0) waiting++;
     this.slotShare = Math.max(1, Math.floor(this.slots / Math.max(1, waiting)));
     const slotsFull = this.slots > 0 && this.inflight >= this.slots;
-    this.pressure = this.pressed();
+    // A thread with time to spare reads what comes as it comes: its queue cannot be backing up, and
+    // /proc/net/udp is not free to read (the kernel walks its whole UDP table).
+    this.pressure = busy >= this.busyAt / 2 && this.pressed();
     if (!this.shared && (busy >= this.busyAt || slotsFull || this.pressure)) {
       this.shared = true;
       this.calm = 0;
