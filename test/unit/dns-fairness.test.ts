@@ -177,3 +177,29 @@ t.test("the port's queue backing up: an asker alone is held too, so whoever come
   f.tick();
   t.ok(f.share < Infinity, 'datagrams dropped by the kernel: still shared');
 });
+
+t.test('an asker alone limited for its queue stays limited while it floods: its queue drained by the limit is no sign the flood stopped', async (t) => {
+  const queue = { queued: 0, drops: 0 };
+  const { f, state, events } = stepped({ backlog: () => ({ ...queue }) });
+  f.watch(5353, 4096);
+  state.busy = 1;
+  ask(f, '10.0.0.66', 5000);
+  queue.queued = 2048;
+  f.tick();
+  t.ok(f.share < 5000, `limited for the queue (share ${f.share})`);
+  queue.queued = 0;
+  state.busy = 0.95;
+  for (let w = 0; w < 5; w++) {
+    t.ok(ask(f, '10.0.0.66', 5000) < 5000, `window ${w + 1}, the queue empty: still held to its share`);
+    f.tick();
+  }
+  t.same(events, [['10.0.0.66', true]], 'limited once, not let go while it floods');
+  for (let w = 0; w < 10; w++) {
+    state.busy = 0.1;
+    ask(f, '10.0.0.66', 1);
+    f.tick();
+  }
+  t.notOk(f.shared, 'a calm second after the flood stopped: sharing ends');
+  t.equal(ask(f, '10.0.0.66', 5000), 5000, 'and it is let back in whole');
+  t.same(events, [['10.0.0.66', true], ['10.0.0.66', false]]);
+});
