@@ -231,7 +231,8 @@ export class Fairness {
     const busy = this.busy();
     let waiting = 0;
     for (const a of this.askers.values()) if (a.inflight > 0) waiting++;
-    this.slotShare = Math.max(1, Math.floor(this.slots / Math.max(1, waiting)));
+    // Alone in waiting, an asker has nobody to leave slots to: the upstream's own limit answers it.
+    this.slotShare = waiting < 2 ? Infinity : Math.floor(this.slots / waiting) || 1;
     const slotsFull = this.slots > 0 && this.inflight >= this.slots;
     // A thread with time to spare reads what comes as it comes: its queue cannot be backing up, and
     // /proc/net/udp is not free to read (the kernel walks its whole UDP table).

@@ -124,6 +124,16 @@ t.test('slots: once that many misses await an upstream, each asker gets its part
   f.finished(other);
 });
 
+t.test('slots: an asker alone holding every slot is not dropped: the upstream limit answers it (REFUSED), as without shares', async (t) => {
+  const { f, state } = stepped({ slots: 1 });
+  state.busy = 0.1;
+  const a = f.admit('127.0.0.1')!;
+  f.started(a);
+  f.tick();
+  t.not(f.admit('127.0.0.1'), null, 'nobody else waits: admitted, for the forwarder to refuse');
+  f.finished(a);
+});
+
 t.test("the asker: a trusted cache's Client Subnet, else the packet's source", async (t) => {
   const f = new Fairness({ trustsSubnetOf: (a) => a === '127.0.0.1', windowMs: 1000 });
   t.teardown(() => f.close());
