@@ -4,23 +4,34 @@
 
 import type { ClusterKind } from '../cluster/kind.ts';
 import type { SourceEvent } from '../source/source.ts';
+import type { NodeAddresses } from './node-addresses.ts';
 import type { PodIndex } from './pod-index.ts';
 import { trimPod } from './trim.ts';
 
 export const POD_KIND = 'Pod';
 
-/** The Pod kind, keeping pod addresses in `index`. */
-export function podKind(index: PodIndex): ClusterKind {
+/** The Pod kind, keeping pod addresses in `index` and their nodes' in `nodes`. */
+export function podKind(index: PodIndex, nodes: NodeAddresses): ClusterKind {
   return {
     kind: POD_KIND,
     api: '/api/v1',
     resource: 'pods',
     optional: true,
     what: 'Pods (addresses, for autopath)',
-    forgetful: { relisting: () => index.beginRelist(), relisted: () => index.endRelist() },
+    forgetful: {
+      relisting: () => {
+        index.beginRelist();
+        nodes.beginRelist();
+      },
+      relisted: () => {
+        index.endRelist();
+        nodes.endRelist();
+      },
+    },
     apply(_store, e: SourceEvent) {
       const pod = trimPod(e.object);
       if (pod === null) return;
+      if (e.type !== 'delete') nodes.add(pod.node);
       if (e.type !== 'delete' && pod.eligible) index.set(pod.ip, pod.namespace, pod.owner);
       else index.remove(pod.ip, pod.owner);
     },

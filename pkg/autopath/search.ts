@@ -3,7 +3,6 @@
 // A name with fewer than five dots is first asked as `<name>.<ns>.svc.<zone>`: that query, from a
 // pod of <ns>, is the one autopath answers with the end of the whole walk.
 
-import { isLoopback } from '../dns/ip.ts';
 import type { Query } from '../dns/server.ts';
 import { ipv4FromBytes, ipv4Number } from './pod-index.ts';
 
@@ -40,12 +39,13 @@ export function restOfWalk(name: string, zone: string): string[] {
 }
 
 /**
- * The asker's IPv4 address as ipv4Number, or -1. The Client Subnet is trusted only from the pod's
- * own forwarder (a loopback sender) and only when it names one address (/32); from anyone else the
- * packet's source counts, so no pod can speak for another namespace.
+ * The asker's IPv4 address as ipv4Number, or -1. The Client Subnet is trusted only from our own
+ * forwarders (`trusts`: the pod's dnscache on loopback, node-cache from a node's address) and only
+ * when it names one address (/32); from anyone else the packet's source counts, so no pod can speak
+ * for another namespace.
  */
-export function askerIPv4(q: Query): number {
-  if (isLoopback(q.remoteAddress)) {
+export function askerIPv4(q: Query, trusts: (address: string) => boolean): number {
+  if (trusts(q.remoteAddress)) {
     const s = q.clientSubnet;
     return s !== null && s.family === 1 && s.sourcePrefix === 32 ? ipv4FromBytes(s.address) : -1;
   }

@@ -1,5 +1,5 @@
-// A Pod as autopath needs it, trimmed at the door: its IPv4 address, its namespace, who it is, and
-// whether its resolver walks the kubelet's search list. Never throws, whatever the object holds.
+// A Pod as autopath needs it, trimmed at the door: its IPv4 address, its namespace, who it is,
+// whether its resolver walks the kubelet's search list, and its node's address. Never throws, whatever the object holds.
 
 import { asArray, asRecord } from '../cluster/trim-common.ts';
 import type { KubeObject } from '../source/source.ts';
@@ -18,6 +18,8 @@ export interface PodAddress {
    * would answer).
    */
   eligible: boolean;
+  /** ipv4Number of its node's address (status.hostIP), or -1. */
+  node: number;
 }
 
 /** The pod's IPv4 address and whether autopath may answer for it; null without an IPv4 address. */
@@ -35,7 +37,8 @@ export function trimPod(o: KubeObject): PodAddress | null {
     status.phase !== 'Failed';
   const namespace = o.metadata.namespace ?? 'default';
   const uid = typeof o.metadata.uid === 'string' ? o.metadata.uid : `${namespace}/${o.metadata.name}`;
-  return { ip, namespace, owner: hash32(uid), eligible };
+  const node = typeof status.hostIP === 'string' ? ipv4Number(status.hostIP) : -1;
+  return { ip, namespace, owner: hash32(uid), eligible, node };
 }
 
 /** The IPv4 address among status.podIPs (dual-stack) or status.podIP; -1 without one. */

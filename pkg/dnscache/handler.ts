@@ -46,7 +46,7 @@ export interface CachingHandlerOptions {
   loop?: LoopDetector;
   /** servers.bind's strings; without it servers.bind is refused like any unknown CHAOS name. */
   serversBind?: () => string[];
-  /** --add-subnet: the asker's address goes to servers on loopback, and replies scoped to it are kept for it alone. */
+  /** --add-subnet: the asker's address goes to the servers its forwarder takes it at (takesAsker), and replies scoped to it are kept for it alone. */
   addSubnet?: boolean;
   /** Every answer's Answer.tag is this plus its AnswerKind (node-cache: the zone's first tag). Default 0. */
   tagBase?: number;
@@ -79,8 +79,9 @@ export interface SharedStoreStats {
  * What an answer is, in its Answer.tag (tagBase + kind): the DNS server reports it with each reply,
  * from the cache too, so per-zone metrics tell hits by CoreDNS's cache types (success, denial).
  */
-export const AnswerKind = { success: 0, denial: 1, stale: 2, failed: 3 } as const;
-export const ANSWER_KINDS = 4;
+/** keptSuccess, keptDenial: answered from the replies kept for one asker (--add-subnet): hits too, in CoreDNS's terms. */
+export const AnswerKind = { success: 0, denial: 1, stale: 2, failed: 3, keptSuccess: 4, keptDenial: 5 } as const;
+export const ANSWER_KINDS = 6;
 
 /** NXDOMAIN, or NOERROR with no answer (NODATA): what CoreDNS's cache calls a denial. */
 function isDenial(wire: Uint8Array): boolean {
@@ -189,13 +190,13 @@ export class CachingHandler {
     this.misses++;
     // --add-subnet: a question for a server in the pod goes with the asker's address, and its reply
     // may hold for this asker alone: asked, shared in flight and kept per asker.
-    const asker = this.addSubnet && this.forwarder.isLocal(q.qname) ? q.remoteAddress : null;
+    const asker = this.addSubnet && this.forwarder.takesAsker(q.qname) ? q.remoteAddress : null;
     if (asker !== null) {
       key = `${asker} ${key}`;
       const kept = this.scoped === null ? null : this.agedHit(this.scoped, key);
       if (kept !== null) {
         if (this.logQueries) this.log.info('query', { name: q.qname, type: question.type, from: 'cache', client: q.remoteAddress });
-        return { wire: kept.wire, tag: this.tagOf(kept.wire) };
+        return { wire: kept.wire, tag: this.tagBase + (isDenial(kept.wire) ? AnswerKind.keptDenial : AnswerKind.keptSuccess) };
       }
     }
     const early = asker === null && this.stale?.immediate === true ? this.stale.early(key) : null;
@@ -215,7 +216,7 @@ export class CachingHandler {
 
   /** A cached answer about to expire (the DnsServer asks: Query.prefetch), asked upstream unless it already is; null: not now. */
   private prefetch(q: Query, key: string): Promise<Answer | null> | null {
-    const asker = this.addSubnet && this.forwarder.isLocal(q.qname) ? q.remoteAddress : null;
+    const asker = this.addSubnet && this.forwarder.takesAsker(q.qname) ? q.remoteAddress : null;
     if (asker !== null) key = `${asker} ${key}`;
     if (this.inflight.has(key)) return null;
     return this.forward(q, key, asker).then(

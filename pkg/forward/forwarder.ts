@@ -51,6 +51,11 @@ export interface ForwarderOptions {
   stubPolicy?: (domain: string) => ForwardPolicy | undefined;
   /** Upstreams marked down and probed (CoreDNS's max_fails and health_check; health.ts). Default: none. */
   health?: HealthOptions;
+  /**
+   * The servers an asker's address may be passed to (takesAsker): by default those on loopback, the
+   * kube-dns beside a pod's dnscache; node-cache names the cluster DNS Service's address.
+   */
+  takesAskerAt?: (host: string) => boolean;
   log?: Logger;
 }
 
@@ -99,8 +104,9 @@ export class Forwarder {
   private readonly maxInFlight: number;
   private readonly log: Logger;
   private readonly routes = new Routes<UpstreamServer>();
-  /** The routes whose every server is on loopback (isLocal), found once per install, not per query. */
-  private localRoutes = new WeakSet<readonly UpstreamServer[]>();
+  /** The routes whose every server may be passed an asker's address (takesAsker), found once per install, not per query. */
+  private askerRoutes = new WeakSet<readonly UpstreamServer[]>();
+  private readonly takesAskerAt: (host: string) => boolean;
   /** Every configured address, default route first, then the stub domains' in the order given. */
   private servers: ReadonlyMap<string, UpstreamServer> = new Map();
   private defaultConfig: readonly Upstream[] = [];
@@ -127,6 +133,7 @@ export class Forwarder {
     this.tcp = opts.forceTcp ? new TcpExchanger({ size: TCP_CONNECTIONS, idleMs: opts.tcpIdleMs ?? TCP_IDLE_MS }, this.stats, this.log) : null;
     this.policy = opts.policy ?? 'sequential';
     this.stubPolicy = opts.stubPolicy ?? (() => undefined);
+    this.takesAskerAt = opts.takesAskerAt ?? isLoopback;
     const h = opts.health;
     this.health = h === undefined || h.maxFails === 0 ? null : new HealthChecks(h, (probe, end, server) => this.probe(probe, end, server));
   }
@@ -168,11 +175,11 @@ export class Forwarder {
   }
 
   /**
-   * Whether every server a name goes to is on loopback: a server in the same pod (kube-dns beside
-   * dnscache), the only kind an asker's address may be passed to (dnscache --add-subnet).
+   * Whether every server a name goes to may be passed the asker's address (takesAskerAt: by default a
+   * server in the same pod, kube-dns beside dnscache; dnscache --add-subnet, node-cache).
    */
-  isLocal(qname: string): boolean {
-    return this.localRoutes.has(this.routes.serversFor(qname));
+  takesAsker(qname: string): boolean {
+    return this.askerRoutes.has(this.routes.serversFor(qname));
   }
 
   /** The servers a name would be sent to, in the order they are tried. */
@@ -340,8 +347,8 @@ export class Forwarder {
     this.udp.keepOnly(this.servers.values());
     this.health?.keepOnly(this.servers.values());
     this.tcp?.keepOnly(this.servers.values());
-    this.localRoutes = new WeakSet();
-    for (const route of [defaultRoute, ...stubRoutes.values()]) if (route.length > 0 && route.every((s) => isLoopback(s.host))) this.localRoutes.add(route);
+    this.askerRoutes = new WeakSet();
+    for (const route of [defaultRoute, ...stubRoutes.values()]) if (route.length > 0 && route.every((s) => this.takesAskerAt(s.host))) this.askerRoutes.add(route);
   }
 
   /**

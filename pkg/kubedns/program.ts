@@ -18,6 +18,7 @@ import type { ClusterKind } from '../cluster/kind.ts';
 import { ServiceEntryNames } from '../serviceentry/names.ts';
 import { serviceEntryKind } from '../serviceentry/kind.ts';
 import { podKind } from '../autopath/kind.ts';
+import { NodeAddresses } from '../autopath/node-addresses.ts';
 import { UpstreamSilence } from '../autopath/autopath.ts';
 import { registerAutopathMetrics } from '../autopath/metrics.ts';
 import { PodIndex, ipv4Number } from '../autopath/pod-index.ts';
@@ -49,7 +50,6 @@ import type { KubeDnsMetrics, KubeDnsState } from './metrics.ts';
 import { createHttpEndpoints } from './http.ts';
 import { fairShare } from '../fairshare/fairshare.ts';
 import type { Fairness } from '../dns/fairness.ts';
-import { isLoopback } from '../dns/ip.ts';
 import type { HttpEndpoints } from './http.ts';
 import type { FederationContext } from './resolver.ts';
 
@@ -187,6 +187,9 @@ export class KubeDns {
     this.metrics = createKubeDnsMetrics();
     // Pods are watched for autopath and for `pods verified` (a pod record answered only for a pod there).
     const pods = o.autopath || o.podRecords === 'verified' ? new PodIndex() : null;
+    // The senders that name their asker in a Client Subnet: loopback (the pod's dnscache), and the
+    // nodes (node-cache) once the Pod watch has shown them.
+    const nodes = new NodeAddresses();
     this.exposed = o.namespaces === undefined ? null : new Set(o.namespaces);
     this.zone = new Zone({ domain: o.domain, ttl: o.ttl, podRecords: o.podRecords, namespaces: this.exposed ?? undefined, podAt: pods === null ? undefined : (ip, namespace) => podIn(pods, ip, namespace) });
     const fw = o.forwarding;
@@ -195,7 +198,7 @@ export class KubeDns {
     this.configSync = this.makeConfigSync();
     this.config = this.configSync.current();
     const serviceEntries = o.serviceEntries ? new ServiceEntryNames() : null;
-    const kinds = [...clusterKinds(o), ...(serviceEntries ? [this.watchServiceEntries(serviceEntries)] : []), ...(pods ? [this.watch(podKind(pods))] : [])];
+    const kinds = [...clusterKinds(o), ...(serviceEntries ? [this.watchServiceEntries(serviceEntries)] : []), ...(pods ? [this.watch(podKind(pods, nodes))] : [])];
     this.store = new ClusterStore(
       {
         servicesChanged: (keys) => this.servicesChanged(keys),
@@ -223,6 +226,7 @@ export class KubeDns {
       clusterFallthrough: o.clusterFallthrough,
       log: this.log.child('resolver'),
       serviceEntries,
+      trustsSubnetOf: nodes.trusts,
       autopath: o.autopath !== true || pods === null ? null : { index: pods, counted: registerAutopathMetrics(this.metrics.registry, pods), silence: new UpstreamSilence() },
       forwardCache: fw?.cache ?? undefined,
       loop: this.loop,
@@ -244,9 +248,9 @@ export class KubeDns {
     // One indirection, so that a Corefile's reload can put another chain in place (replacePlugins).
     this.handler = o.servedBefore === undefined ? resolver.handle : (q) => this.chained(q);
     const onReply = o.queryLog === undefined ? undefined : new QueryLog(o.queryLog).onReply;
-    // The pod's dnscache (on loopback) names the pod it asks for in the Client Subnet.
+    // The pod's dnscache (on loopback) and node-cache (from its node) name the pod they ask for in the Client Subnet.
     const describe = pods === null ? undefined : (ip: string): Record<string, string> => ({ namespace: pods.namespaceOf(ipv4Number(ip)) ?? '' });
-    this.fairness = fairShare({ settings: o.fairShare ?? null, log: this.log, trustsSubnetOf: isLoopback, describe, metrics: { registry: this.metrics.registry, prefix: 'kubedns' } });
+    this.fairness = fairShare({ settings: o.fairShare ?? null, log: this.log, trustsSubnetOf: nodes.trusts, describe, metrics: { registry: this.metrics.registry, prefix: 'kubedns' } });
     const fairness = this.fairness ?? undefined;
     this.server = new DnsServer({ handler: this.handler, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, onReply, answerCache: answers, roundRobin: o.roundRobin, maxUdpSize: o.maxUdpSize, reusePort: workers > 1, maxTcpConnections: tcpConnectionsShare(workers), fairness });
   }

@@ -3,7 +3,9 @@
 
 import { Class, Rcode, Type } from '../dns/constants.ts';
 import { emptyMessage } from '../dns/message.ts';
-import type { Message, ResourceRecord } from '../dns/message.ts';
+import type { Edns, Message, ResourceRecord } from '../dns/message.ts';
+import { OPTION_ECS } from '../dns/question.ts';
+import { isLoopback } from '../dns/ip.ts';
 import { encodeMessage, parseMessage } from '../dns/codec.ts';
 import type { Answer, Query } from '../dns/server.ts';
 import { ipFromReverseName } from '../cluster/ip.ts';
@@ -69,6 +71,12 @@ export interface ResolverOptions {
   /** --autopath: pod addresses and the outcome counter; null when off. */
   autopath?: Autopath | null;
   /**
+   * Whether a sender is one of our caches, whose Client Subnet names the pod it asks for (the pod's
+   * dnscache on loopback, node-cache from a node: NodeAddresses.trusts). That address is ours: it is
+   * never passed on upstream. Default: loopback.
+   */
+  trustsSubnetOf?: (address: string) => boolean;
+  /**
    * A Corefile's `cache`: forwarded replies kept under this policy (their TTLs clamped to it); absent:
    * none kept (the pod's cache in front keeps them).
    */
@@ -99,8 +107,12 @@ export class Resolver {
   /** forwardCache's serve_stale: the last good forwarded replies; null when off. */
   private readonly stale: StaleReplies | null;
 
+  /** ResolverOptions.trustsSubnetOf. */
+  private readonly trusts: (address: string) => boolean;
+
   constructor(opts: ResolverOptions) {
     this.o = opts;
+    this.trusts = opts.trustsSubnetOf ?? isLoopback;
     this.forwardCache = opts.forwardCache;
     this.stale = opts.forwardCache === undefined ? null : StaleReplies.of(opts.forwardCache);
   }
@@ -164,7 +176,11 @@ export class Resolver {
     // made-up names costs no cache entry each.
     if (r.answers.length === 0 && r.additionals.length === 0) {
       const nxdomain = r.rcode === Rcode.NXDOMAIN;
-      const negative = (): Answer | Promise<Answer> => (nxdomain && this.o.clusterFallthrough === true ? this.fallThrough(q) : { message, below: this.o.zone.domain, group: ZONE_WIDE, tag });
+      // A first candidate asked for a pod by our cache in front: another pod's walk may end elsewhere,
+      // so this NXDOMAIN holds for this asker alone (scoped: the cache keeps it for it only).
+      const scoped = nxdomain && this.walkableFor(q);
+      const negative = (): Answer | Promise<Answer> =>
+        nxdomain && this.o.clusterFallthrough === true ? this.fallThrough(q) : scoped ? { message, clientScope: 32, tag } : { message, below: this.o.zone.domain, group: ZONE_WIDE, tag };
       const walked = nxdomain ? this.autopath(q) : null;
       if (walked === null) return negative();
       return walked instanceof Promise ? walked.then((a) => a ?? negative()) : walked;
@@ -190,6 +206,12 @@ export class Resolver {
     return { ...(await this.forward(q, 'recursive')), group: ZONE_WIDE };
   }
 
+  /** Whether `q` is a first candidate that autopath may answer differently for another asker our cache names. */
+  private walkableFor(q: Query): boolean {
+    const ap = this.o.autopath;
+    return ap !== undefined && ap !== null && q.clientSubnet !== null && this.trusts(q.remoteAddress) && firstCandidate(q.qname, this.o.zone.domain) !== null;
+  }
+
   /**
    * --autopath: the first candidate of a pod's search walk (`<name>.<ns>.svc.<zone>` from a pod of
    * <ns>) does not exist, so walk the rest here and answer with where the walk ends: a CNAME to the
@@ -203,7 +225,7 @@ export class Resolver {
     const zone = this.o.zone;
     const first = firstCandidate(q.qname, zone.domain);
     if (first === null) return null;
-    const ip = askerIPv4(q);
+    const ip = askerIPv4(q, this.trusts);
     const namespace = ip < 0 ? undefined : ap.index.namespaceOf(ip);
     if (namespace !== first.namespace) {
       if (namespace === undefined) ap.counted('unknown-client');
@@ -346,9 +368,16 @@ export class Resolver {
     return this.forward(q, 'reverse');
   }
 
+  /** The query's OPT as it goes upstream: without the Client Subnet when one of our caches put it there (a pod's address stays in the cluster). */
+  private ednsUpstream(q: Query): Edns | null {
+    const edns = q.message.edns;
+    if (edns === null || q.clientSubnet === null || !this.trusts(q.remoteAddress)) return edns;
+    return { ...edns, options: edns.options.filter((o) => o.code !== OPTION_ECS) };
+  }
+
   private async forward(q: Query, system: System): Promise<Answer> {
     const tag = SYSTEM_TAG[system];
-    const request = { ...q.message, questions: [q.question], answers: [], authorities: [], additionals: [] };
+    const request = { ...q.message, questions: [q.question], answers: [], authorities: [], additionals: [], edns: this.ednsUpstream(q) };
     const key = this.stale === null ? '' : questionKey(q.qname, q.question.type, q.question.class, q.message.edns?.do === true, q.message.cd);
     const query = encodeMessage(request).bytes;
     // A prefetch asks upstream whatever serve_stale keeps.

@@ -56,22 +56,36 @@ function bufsize(zones: readonly ServedZone[]): number | undefined {
   return sizes.length === 0 ? undefined : Math.min(...sizes);
 }
 
+export interface ZoneEngineOptions {
+  /** Where every listener counts its replies, by zone (the zone's index tags its answers). */
+  metrics?: RequestMetrics;
+  /** Every listener's misses shared between askers. */
+  fairness?: Fairness;
+  /**
+   * The cluster DNS Service's address: what goes there carries the asker's address (an EDNS Client
+   * Subnet, as dnscache --add-subnet), so kube-dns knows the pod behind the node; a reply scoped to
+   * it is kept for that pod alone. Nothing else is sent an address.
+   */
+  askersTo?: string;
+}
+
 export class ZoneEngine {
   readonly cache: AnswerCache;
   readonly zones: ServedZone[];
   private readonly servers: DnsServer[];
 
-  /** `metrics`: where every listener counts its replies, by zone (the zone's index tags its answers); `fairness`: every listener's misses shared. */
-  constructor(plan: NodeCachePlan, log: Logger, metrics?: RequestMetrics, fairness?: Fairness) {
+  constructor(plan: NodeCachePlan, log: Logger, o: ZoneEngineOptions = {}) {
+    const { metrics, fairness, askersTo } = o;
     const capacity = plan.zones.reduce((n, z) => n + (z.cache === null ? 0 : z.cache.successCapacity + z.cache.denialCapacity), 0);
     this.cache = new AnswerCache({ maxEntries: capacity, maxBytes: capacity > 0 ? CACHE_BYTES : 0 });
     this.zones = plan.zones.map((z, i) => {
       const zlog = log.child(z.zone || '.');
-      const forwarder = new Forwarder({ ...z.forwarding, log: zlog.child('forward') });
+      const takesAskerAt = askersTo === undefined || askersTo === '' ? () => false : (host: string) => host === askersTo;
+      const forwarder = new Forwarder({ ...z.forwarding, takesAskerAt, log: zlog.child('forward') });
       forwarder.setUpstreams(z.upstreams);
       forwarder.setStubDomains(new Map(), z.except);
       const loop = z.loopDetect ? new LoopDetector(forwarder, zlog.child('loop')) : undefined;
-      const handler = new CachingHandler({ cache: this.cache, policy: cachePolicy(z.cache), forwarder, log: zlog, loop, tagBase: i * ANSWER_KINDS });
+      const handler = new CachingHandler({ cache: this.cache, policy: cachePolicy(z.cache), forwarder, log: zlog, loop, tagBase: i * ANSWER_KINDS, addSubnet: true });
       const counts = metrics === undefined ? undefined : { metrics: metrics.answering, server: `dns://${z.bind[0] ?? '0.0.0.0'}:${z.port}` };
       const plugins = answeringPlugins(z.answering, z.cache, zlog, counts);
       return { plan: z, forwarder, handler, answer: chain(plugins.map((p) => p.handler), handler.handle), plugins, loop };

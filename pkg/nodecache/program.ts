@@ -17,6 +17,7 @@ import type { Fairness } from '../dns/fairness.ts';
 import { fairShare } from '../fairshare/fairshare.ts';
 import { parseCorefile } from '../corefile/read.ts';
 import { ZoneEngine } from './engine.ts';
+import type { ZoneEngineOptions } from './engine.ts';
 import { ensureLink, removeLink } from './interface.ts';
 import { createNodeCacheMetrics, SETUP_ERRORS } from './metrics.ts';
 import type { SetupErrorType } from './metrics.ts';
@@ -82,7 +83,7 @@ export class NodeCache {
     this.watcher.start(() => void this.reconfigure());
     const plan = this.render(this.watcher.current());
     await this.setUp();
-    const engine = new ZoneEngine(plan, this.log, this.metrics.requests, this.fairness ?? undefined);
+    const engine = new ZoneEngine(plan, this.log, this.engineOptions());
     const bound = await engine.start();
     [this.engine, this.plan] = [engine, plan];
     await this.serveHttp(plan);
@@ -125,10 +126,19 @@ export class NodeCache {
     return this.engine;
   }
 
+  private engineOptions(): ZoneEngineOptions {
+    return { metrics: this.metrics.requests, fairness: this.fairness ?? undefined, askersTo: this.clusterDns() };
+  }
+
+  /** The upstream Service's ClusterIP (`<NAME>_SERVICE_HOST`), '' when the environment has none. */
+  private clusterDns(): string {
+    return this.o.env[serviceHostEnv(this.o.upstreamSvc)] ?? '';
+  }
+
   /** -basecorefile with the ConfigMap → -corefile, planned; throws CorefileError. */
   private render(config: KubeDnsConfig): NodeCachePlan {
     const o = this.o;
-    const clusterDns = o.env[serviceHostEnv(o.upstreamSvc)] ?? '';
+    const clusterDns = this.clusterDns();
     if (clusterDns === '') this.log.warn('the upstream Service has no ClusterIP in the environment', { variable: serviceHostEnv(o.upstreamSvc) });
     // A resolv.conf names addresses only (port 53); renderCorefile writes them as forward targets.
     const resolvServers = resolvConfNameservers(o.resolvConf).map((u) => u.host);
@@ -162,7 +172,7 @@ export class NodeCache {
         return;
       }
       if (this.corefileText === before || this.engine === null) return;
-      const next = new ZoneEngine(plan, this.log, this.metrics.requests, this.fairness ?? undefined);
+      const next = new ZoneEngine(plan, this.log, this.engineOptions());
       try {
         await next.start();
       } catch (err) {

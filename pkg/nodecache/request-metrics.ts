@@ -64,12 +64,13 @@ class ZoneSeries {
   count(qtype: number, rcode: number, proto: number, seconds: number, fromCache: boolean, kind: number, size: number, requestSize: number): void {
     const type = TYPE_SLOT.get(qtype) ?? OTHER;
     this.requests[proto * TYPE_NAMES.length + type]++;
-    const byCache = fromCache || kind === AnswerKind.stale;
+    const kept = kind === AnswerKind.keptSuccess || kind === AnswerKind.keptDenial;
+    const byCache = fromCache || kept || kind === AnswerKind.stale;
     this.responses[(rcode < RCODES ? rcode : RCODES - 1) * PLUGINS.length + (byCache ? 0 : 1)]++;
     this.duration.observe(seconds, type);
     this.size.observe(size, proto);
     this.requestSize.observe(requestSize, proto);
-    if (fromCache) this.hits[kind === AnswerKind.denial ? 1 : 0]++;
+    if (fromCache || kept) this.hits[kind === AnswerKind.denial || kind === AnswerKind.keptDenial ? 1 : 0]++;
     if (kind === AnswerKind.stale) this.stale++;
   }
 

@@ -8,6 +8,7 @@ import { startCluster } from './harness/cluster.ts';
 import { CLUSTER_KINDS, NODE_WATCH, startingWatches } from '../../pkg/cluster/kinds.ts';
 import { podKind } from '../../pkg/autopath/kind.ts';
 import { PodIndex } from '../../pkg/autopath/pod-index.ts';
+import { NodeAddresses } from '../../pkg/autopath/node-addresses.ts';
 import { collectionPath, describeWatch } from '../../pkg/source/source.ts';
 import { e2eCanRun } from './harness/gate.ts';
 
@@ -82,7 +83,7 @@ data: { secret-ish: 'not for kube-dns' }
       ...startingWatches({ endpointsApi: 'endpointslices', configMap: 'kube-dns', configMapNamespace: 'kube-system' }),
       ...startingWatches({ endpointsApi: 'endpoints', configMap: '', configMapNamespace: '' }),
       NODE_WATCH,
-      { kind: podKind(new PodIndex()) }, // --autopath, on by default
+      { kind: podKind(new PodIndex(), new NodeAddresses()) }, // --autopath, on by default
     ];
     t.same([...new Set(watches.map((w) => w.kind.kind))].sort(), [...CLUSTER_KINDS.map((k) => k.kind), 'Pod'].sort(), 'every kind of the table, and the Pods of --autopath');
     for (const w of watches) {

@@ -43,7 +43,8 @@ const PODS = [
 ];
 
 /** The world's DNS: a real dnsmasq, or (for the faults) a given port on 127.0.0.1. */
-async function startPod(t: Test, autopath = '--autopath', worldPort?: number) {
+/** `negcache`: dnscache keeps denials too (node-cache's `denial`), where the manifest's passes --no-negcache. */
+async function startPod(t: Test, autopath = '--autopath', worldPort?: number, negcache = false) {
   const world = worldPort === undefined ? await startDnsmasq(t, ['192.0.2.10 api.example.com'], ['--local-ttl=60']) : { port: worldPort };
   const kd = await startKubeDns(t, { clusterYaml: yamlDocs(CLUSTER, ...PODS), args: [autopath, `--nameservers=127.0.0.1:${world.port}`] });
   const cache = startProgram(t, 'dnscache', [
@@ -51,7 +52,7 @@ async function startPod(t: Test, autopath = '--autopath', worldPort?: number) {
     '--port=0',
     '--listen-address=127.0.0.1',
     '--no-resolv',
-    '--no-negcache',
+    ...(negcache ? [] : ['--no-negcache']),
     `--server=/cluster.local/127.0.0.1#${kd.dnsPort}`,
     `--server=127.0.0.1#${world.port}`,
     '--add-subnet=32,128',
@@ -117,6 +118,15 @@ t.test('an answer for one pod is never served to another asker, from either cach
   t.equal(sample(m, 'kubedns_autopath_first_candidates_total{outcome="unknown-client"}'), 1);
   t.equal(sample(m, 'kubedns_autopath_pods'), 3, 'addresses: client, old/new (one, ambiguous), worker');
   t.ok(sample(m, 'kubedns_autopath_index_bytes') > 0);
+});
+
+t.test("another asker's NXDOMAIN for a pod's first candidate is kept for that asker alone, by a cache that keeps denials", async (t) => {
+  const { ask } = await startPod(t, '--autopath', undefined, true);
+  const name = 'db.default.apps.svc.cluster.local';
+  t.equal((await ask(UNKNOWN, name)).status, 'NXDOMAIN', 'not a known pod: NXDOMAIN');
+  t.equal((await ask(UNKNOWN, name)).status, 'NXDOMAIN', 'again, from the cache');
+  t.equal((await ask(APPS, name)).status, 'NOERROR', "the pod of apps: its walk's end, not the other's denial");
+  t.equal((await ask(PROD, 'nothing.default.prod.svc.cluster.local')).status, 'NXDOMAIN');
 });
 
 t.test('--autopath=false: every first candidate answered as without autopath', async (t) => {

@@ -40,7 +40,7 @@ t.test('hosts entries and reloads, template matches, under CoreDNS names and lab
 }
 `;
   const registry = new client.Registry();
-  const engine = new ZoneEngine(planCorefile(parseCorefile(text), { defaultPort: port }), createLogger('test/node-cache'), new RequestMetrics(registry));
+  const engine = new ZoneEngine(planCorefile(parseCorefile(text), { defaultPort: port }), createLogger('test/node-cache'), { metrics: new RequestMetrics(registry) });
   await engine.start();
   t.teardown(() => engine.stop());
   const sample = async (re: RegExp) => (await registry.metrics()).match(re)?.[1];

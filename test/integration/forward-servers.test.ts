@@ -113,17 +113,17 @@ t.test('disable(): a stub-only server cannot be disabled; every default server d
   t.equal(f.stats.failures, 0, 'not counted as every server failing');
 });
 
-t.test('isLocal: only a name whose every server is on loopback (where dnscache --add-subnet may send an address)', async (t) => {
+t.test('takesAsker: only a name whose every server is on loopback (where dnscache --add-subnet may send an address)', async (t) => {
   const f = forwarder(t);
   const kubedns = { host: '127.0.0.1', port: 10053 };
   f.setUpstreams([{ host: '192.0.2.53', port: 53 }]); // never asked: only the routes are read
   f.setStubDomains(new Map([['cluster.local', [kubedns]], ['mixed.test', [kubedns, { host: '192.0.2.54', port: 53 }]], ['v6.test', [{ host: '::1', port: 10053 }]]]));
-  t.ok(f.isLocal('db.default.svc.cluster.local'));
-  t.ok(f.isLocal('x.v6.test'));
-  t.notOk(f.isLocal('api.example.com'), 'the default route, upstream');
-  t.notOk(f.isLocal('a.mixed.test'), 'a route with one server beyond the pod');
+  t.ok(f.takesAsker('db.default.svc.cluster.local'));
+  t.ok(f.takesAsker('x.v6.test'));
+  t.notOk(f.takesAsker('api.example.com'), 'the default route, upstream');
+  t.notOk(f.takesAsker('a.mixed.test'), 'a route with one server beyond the pod');
   f.setUpstreams([{ host: '127.0.0.53', port: 53 }]);
-  t.ok(f.isLocal('api.example.com'), 'routes re-read after a reload');
+  t.ok(f.takesAsker('api.example.com'), 'routes re-read after a reload');
   f.setStubDomains(new Map());
-  t.ok(f.isLocal('db.default.svc.cluster.local'), 'a stub domain gone: the default route decides');
+  t.ok(f.takesAsker('db.default.svc.cluster.local'), 'a stub domain gone: the default route decides');
 });

@@ -20,7 +20,7 @@ t.test('a flooding pod held to its share in every listener, the other pod answer
   const fairness = new Fairness({ busyAt: 0.05, floorPerSecond: 50, onLimited: (a, on) => events.push([a.address, on]) });
   t.teardown(() => fairness.close());
   const text = `.:${port} {\n  bind 127.0.0.1\n  cache 30\n  forward . 127.0.0.1:${up.port}\n}\n`;
-  const engine = new ZoneEngine(planCorefile(parseCorefile(text), { defaultPort: port }), createLogger('test/node-cache'), undefined, fairness);
+  const engine = new ZoneEngine(planCorefile(parseCorefile(text), { defaultPort: port }), createLogger('test/node-cache'), { fairness });
   await engine.start();
   t.teardown(() => engine.stop());
   const stop = await floodNames(t, port, '127.0.0.66', 10_000, 'flood.example.com');

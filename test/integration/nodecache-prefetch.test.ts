@@ -22,7 +22,7 @@ t.test('prefetch 2 1m 50%: a name asked twice in the second half of its TTL answ
   const port = await freePort();
   const text = `.:${port} {\n  bind 127.0.0.1\n  cache 30 {\n    success 9984 30 0\n    prefetch 2 1m 50%\n  }\n  forward . 127.0.0.1:${up.port}\n}\n`;
   const registry = new client.Registry();
-  const engine = new ZoneEngine(planCorefile(parseCorefile(text), { defaultPort: port }), createLogger('test/node-cache'), new RequestMetrics(registry));
+  const engine = new ZoneEngine(planCorefile(parseCorefile(text), { defaultPort: port }), createLogger('test/node-cache'), { metrics: new RequestMetrics(registry) });
   await engine.start();
   t.teardown(() => engine.stop());
   for (const name of ['popular.example.com', 'rare.example.com']) t.equal((await dig(port, name)).answer[0]?.ttl, 4, `${name}: the upstream's TTL`);
