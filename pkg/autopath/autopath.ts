@@ -11,7 +11,7 @@ export type AutopathOutcome = 'cluster' | 'upstream' | 'nxdomain' | 'failed' | '
 export const AUTOPATH_OUTCOMES: readonly AutopathOutcome[] = ['cluster', 'upstream', 'nxdomain', 'failed', 'upstream-silent', 'unknown-client'];
 
 export interface Autopath {
-  index: Pick<PodIndex, 'namespaceOf'>;
+  index: Pick<PodIndex, 'walkerNamespaceOf'>;
   counted(outcome: AutopathOutcome): void;
   silence: UpstreamSilence;
 }

@@ -32,7 +32,7 @@ export function podKind(index: PodIndex, nodes: NodeAddresses): ClusterKind {
       const pod = trimPod(e.object);
       if (pod === null) return;
       if (e.type !== 'delete') nodes.add(pod.node);
-      if (e.type !== 'delete' && pod.eligible) index.set(pod.ip, pod.namespace, pod.owner);
+      if (e.type !== 'delete' && pod.indexed) index.set(pod.ip, pod.namespace, pod.owner, pod.eligible);
       else index.remove(pod.ip, pod.owner);
     },
   };

@@ -1,4 +1,5 @@
-// Pod IPv4 address → namespace, the one fact autopath needs about a client, in three typed arrays
+// Pod IPv4 address → namespace (and whether the pod walks the kubelet's search list), what autopath
+// and visibility need about a client, in three typed arrays
 // (open addressing, linear probing, backward-shift deletion): 10 bytes a slot at a load between 3/8
 // and 3/4, so 13-27 bytes a pod, where a Map of strings would take well over 100.
 //
@@ -11,8 +12,9 @@
 import { parseIPv4 } from '../dns/ip.ts';
 
 const EMPTY = 0;
-/** Value bits: the namespace id (1-based) in the low 24, the relist mark in bit 30, ambiguity in bit 31. */
+/** Value bits: the namespace id (1-based) in the low 24, walks the kubelet's search list in bit 29, the relist mark in bit 30, ambiguity in bit 31. */
 const NS_MASK = 0x00ff_ffff;
+const WALKS = 0x2000_0000;
 const MARK = 0x4000_0000;
 const AMBIGUOUS = 0x8000_0000;
 const MIN_CAPACITY = 1024;
@@ -69,17 +71,23 @@ export class PodIndex {
     return v === EMPTY || (v & AMBIGUOUS) !== 0 ? undefined : this.namespaceNames[v & NS_MASK];
   }
 
-  /** The pod `owner` (hash32 of its uid) is at `ip` in `namespace`. */
-  set(ip: number, namespace: string, ownerHash: number): void {
-    const ns = this.namespaceId(namespace);
+  /** As namespaceOf, for a pod whose resolver walks the kubelet's search list (autopath's askers) only. */
+  walkerNamespaceOf(ip: number): string | undefined {
+    const v = this.values[this.find(ip)];
+    return v === EMPTY || (v & (AMBIGUOUS | WALKS)) !== WALKS ? undefined : this.namespaceNames[v & NS_MASK];
+  }
+
+  /** The pod `owner` (hash32 of its uid) is at `ip` in `namespace`; `walks`: its resolver walks the kubelet's search list. */
+  set(ip: number, namespace: string, ownerHash: number, walks = true): void {
+    const ns = this.namespaceId(namespace) | (walks ? WALKS : 0);
     const owner = ownerHash & 0xffff;
     let slot = this.find(ip);
     if (this.keys[slot] === ip) {
       const v = this.values[slot];
       // The first sight of the address in a relist starts it afresh: the list is the whole truth.
       const fresh = (v & MARK) !== this.mark;
-      const agrees = (v & AMBIGUOUS) === 0 && (this.owners[slot] === owner || (v & NS_MASK) === ns);
-      this.values[slot] = (fresh || agrees ? ns : (v & NS_MASK) | AMBIGUOUS) | this.mark;
+      const agrees = (v & AMBIGUOUS) === 0 && (this.owners[slot] === owner || (v & NS_MASK) === (ns & NS_MASK));
+      this.values[slot] = (fresh || agrees ? ns : (v & (NS_MASK | WALKS)) | AMBIGUOUS) | this.mark;
       this.owners[slot] = owner;
       return;
     }

@@ -41,13 +41,11 @@ export function restOfWalk(name: string, zone: string): string[] {
 /**
  * The asker's IPv4 address as ipv4Number, or -1. The Client Subnet is trusted only from our own
  * forwarders (`trusts`: the pod's dnscache on loopback, node-cache from a node's address) and only
- * when it names one address (/32); from anyone else the packet's source counts, so no pod can speak
- * for another namespace.
+ * when it names one address (/32); from anyone else (and from them without one) the packet's source
+ * counts, so no pod can speak for another namespace.
  */
 export function askerIPv4(q: Query, trusts: (address: string) => boolean): number {
-  if (trusts(q.remoteAddress)) {
-    const s = q.clientSubnet;
-    return s !== null && s.family === 1 && s.sourcePrefix === 32 ? ipv4FromBytes(s.address) : -1;
-  }
+  const s = q.clientSubnet;
+  if (s !== null && trusts(q.remoteAddress)) return s.family === 1 && s.sourcePrefix === 32 ? ipv4FromBytes(s.address) : -1;
   return ipv4Number(q.remoteAddress.startsWith('::ffff:') ? q.remoteAddress.slice(7) : q.remoteAddress);
 }

@@ -18,6 +18,8 @@ export interface PodAddress {
    * would answer).
    */
   eligible: boolean;
+  /** Whether its address is its own (not on the host's network) and it runs: an asker with a namespace. */
+  indexed: boolean;
   /** ipv4Number of its node's address (status.hostIP), or -1. */
   node: number;
 }
@@ -29,16 +31,15 @@ export function trimPod(o: KubeObject): PodAddress | null {
   const ip = podIPv4(status);
   if (ip < 0) return null;
   const dnsConfig = asRecord(spec.dnsConfig);
+  const indexed = spec.hostNetwork !== true && status.phase !== 'Succeeded' && status.phase !== 'Failed';
   const eligible =
-    spec.hostNetwork !== true &&
+    indexed &&
     (spec.dnsPolicy === undefined || spec.dnsPolicy === 'ClusterFirst') &&
-    (dnsConfig === null || (asArray(dnsConfig.searches).length === 0 && asArray(dnsConfig.options).length === 0)) &&
-    status.phase !== 'Succeeded' &&
-    status.phase !== 'Failed';
+    (dnsConfig === null || (asArray(dnsConfig.searches).length === 0 && asArray(dnsConfig.options).length === 0));
   const namespace = o.metadata.namespace ?? 'default';
   const uid = typeof o.metadata.uid === 'string' ? o.metadata.uid : `${namespace}/${o.metadata.name}`;
   const node = typeof status.hostIP === 'string' ? ipv4Number(status.hostIP) : -1;
-  return { ip, namespace, owner: hash32(uid), eligible, node };
+  return { ip, namespace, owner: hash32(uid), eligible, indexed, node };
 }
 
 /** The IPv4 address among status.podIPs (dual-stack) or status.podIP; -1 without one. */

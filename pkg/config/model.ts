@@ -9,8 +9,20 @@ export interface KubeDnsConfig {
   federations: Map<string, string>;
   /** Domains whose names are not forwarded, SERVFAIL (a Corefile forward's `except`; no ConfigMap key). */
   forwardExcept?: string[];
+  /** `visibility` (visibility.ts): which namespaces' names each namespace's pods may resolve; null: no policy. */
+  visibility: VisibilityPolicy | null;
+}
+
+export interface VisibilityPolicy {
+  /** A namespace → the other namespaces its pods see ("*": all). */
+  allow: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Namespaces every pod sees, and single Services ("ns/name"). */
+  sharedNamespaces: ReadonlySet<string>;
+  sharedServices: ReadonlySet<string>;
+  /** What an asker whose namespace is not known gets. */
+  unknownAskers: 'allow' | 'deny';
 }
 
 export function emptyConfig(): KubeDnsConfig {
-  return { stubDomains: new Map(), upstreamNameservers: [], federations: new Map() };
+  return { stubDomains: new Map(), upstreamNameservers: [], federations: new Map(), visibility: null };
 }

@@ -8,6 +8,7 @@ import { emptyConfig } from './model.ts';
 import type { KubeDnsConfig } from './model.ts';
 import { isDns1123Label, isDns1123Subdomain, normalizeDomain } from './names.ts';
 import { checkStubServer, checkUpstream } from './upstream.ts';
+import { parseVisibility } from './visibility.ts';
 
 export const MAX_UPSTREAM_NAMESERVERS = 3;
 
@@ -98,8 +99,8 @@ function parseUpstreamNameservers(text: string): string[] {
 }
 
 /**
- * The ConfigMap's data (or a --config-dir's files) → config. Keys other than federations, stubDomains
- * and upstreamNameservers are ignored; a missing or blank value means the default (empty).
+ * The ConfigMap's data (or a --config-dir's files) → config. Keys other than federations, stubDomains,
+ * upstreamNameservers and visibility are ignored; a missing or blank value means the default (empty).
  * Throws ConfigError: 'CONFIG_JSON' for unparseable JSON or a wrong shape, 'CONFIG_INVALID' for an
  * entry that fails validation.
  */
@@ -115,5 +116,7 @@ export function parseConfig(data: Readonly<Record<string, string>>): KubeDnsConf
   if (stubDomains !== undefined) config.stubDomains = parseStubDomains(stubDomains);
   const upstreams = present('upstreamNameservers');
   if (upstreams !== undefined) config.upstreamNameservers = parseUpstreamNameservers(upstreams);
+  const visibility = present('visibility');
+  if (visibility !== undefined) config.visibility = parseVisibility(visibility);
   return config;
 }

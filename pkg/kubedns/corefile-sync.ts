@@ -18,7 +18,7 @@ import type { KubeDnsCorefile, KubeDnsCorefileContext } from './corefile.ts';
 
 /** What a reload applies: the routes. Everything else of a plan takes a start. */
 export function corefileConfig(k: KubeDnsCorefile): KubeDnsConfig {
-  return { stubDomains: new Map(k.stubDomains), upstreamNameservers: [...k.upstreams], federations: new Map(), forwardExcept: [...k.forwardExcept] };
+  return { stubDomains: new Map(k.stubDomains), upstreamNameservers: [...k.upstreams], federations: new Map(), forwardExcept: [...k.forwardExcept], visibility: null };
 }
 
 /** What a reload puts in place of the running plugins (KubeDns.replacePlugins). */

@@ -19,6 +19,7 @@ import { ServiceEntryNames } from '../serviceentry/names.ts';
 import { serviceEntryKind } from '../serviceentry/kind.ts';
 import { podKind } from '../autopath/kind.ts';
 import { NodeAddresses } from '../autopath/node-addresses.ts';
+import { describePolicy } from '../visibility/visibility.ts';
 import { UpstreamSilence } from '../autopath/autopath.ts';
 import { registerAutopathMetrics } from '../autopath/metrics.ts';
 import { PodIndex, ipv4Number } from '../autopath/pod-index.ts';
@@ -154,6 +155,8 @@ export class KubeDns {
   private readonly log: Logger;
   private readonly metrics: KubeDnsMetrics;
   private readonly zone: Zone;
+  /** Pod addresses → namespaces, when Pods are watched (autopath, `pods verified`): the askers' namespaces. */
+  private readonly pods: PodIndex | null;
   private readonly forwarder: Forwarder;
   private readonly loop: LoopDetector | undefined;
   private readonly store: ClusterStore;
@@ -187,6 +190,7 @@ export class KubeDns {
     this.metrics = createKubeDnsMetrics();
     // Pods are watched for autopath and for `pods verified` (a pod record answered only for a pod there).
     const pods = o.autopath || o.podRecords === 'verified' ? new PodIndex() : null;
+    this.pods = pods;
     // The senders that name their asker in a Client Subnet: loopback (the pod's dnscache), and the
     // nodes (node-cache) once the Pod watch has shown them.
     const nodes = new NodeAddresses();
@@ -227,6 +231,8 @@ export class KubeDns {
       log: this.log.child('resolver'),
       serviceEntries,
       trustsSubnetOf: nodes.trusts,
+      visibility: () => this.config.visibility,
+      pods,
       autopath: o.autopath !== true || pods === null ? null : { index: pods, counted: registerAutopathMetrics(this.metrics.registry, pods), silence: new UpstreamSilence() },
       forwardCache: fw?.cache ?? undefined,
       loop: this.loop,
@@ -423,9 +429,15 @@ export class KubeDns {
 
   private configure(next: KubeDnsConfig): void {
     const before = [...this.federations()].join();
+    const policyBefore = JSON.stringify(describePolicy(this.config.visibility));
     this.config = next;
     this.stubZones = [...next.stubDomains.keys()];
     this.log.info('configuration loaded', { from: this.configSync.describe() });
+    if (JSON.stringify(describePolicy(next.visibility)) !== policyBefore) {
+      // Answers kept under the old policy (or before there was one) must not outlive it.
+      this.invalidate();
+      this.log.info('visibility policy in force', { policy: next.visibility === null ? 'none' : JSON.stringify(describePolicy(next.visibility)), askersKnown: this.pods !== null });
+    }
     if ([...this.federations()].join() !== before) {
       // Names answered (or refused) before the change may sit in the answer cache.
       this.invalidate();

@@ -24,6 +24,9 @@ import { federationAnswer, federationQuery } from './federation.ts';
 import type { ServiceEntryNames } from '../serviceentry/names.ts';
 import { askerIPv4, firstCandidate, restOfWalk, WALK_UPSTREAM_BUDGET_MS } from '../autopath/search.ts';
 import type { Autopath } from '../autopath/autopath.ts';
+import type { PodIndex } from '../autopath/pod-index.ts';
+import type { VisibilityPolicy } from '../config/model.ts';
+import { ownerOf, sees } from '../visibility/visibility.ts';
 
 /**
  * The cache group of ServiceEntry answers outside the cluster zone; inside it an answer rests on no
@@ -76,6 +79,10 @@ export interface ResolverOptions {
    * never passed on upstream. Default: loopback.
    */
   trustsSubnetOf?: (address: string) => boolean;
+  /** The ConfigMap's `visibility` policy as last loaded (null: none, every answer as without it). */
+  visibility?: () => VisibilityPolicy | null;
+  /** Pod addresses → namespaces (the Pod watch): whose pod asks, for the policy; none: every asker unknown. */
+  pods?: Pick<PodIndex, 'namespaceOf'> | null;
   /**
    * A Corefile's `cache`: forwarded replies kept under this policy (their TTLs clamped to it); absent:
    * none kept (the pod's cache in front keeps them).
@@ -98,6 +105,11 @@ function reply(rcode: number, opts: Partial<Message> = {}): Message {
 /** The reply a zone lookup makes (its ExternalName not chased yet). */
 function lookupReply(r: LookupResult): Message {
   return reply(r.rcode, { aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals });
+}
+
+/** An answer that holds for its asker alone: never cached, kept by a cache in front for that asker only. */
+function scoped(a: Answer): Answer {
+  return { ...a, cacheable: false, below: undefined, group: undefined, clientScope: 32 };
 }
 
 export class Resolver {
@@ -159,6 +171,28 @@ export class Resolver {
 
   private cluster(q: Query): Answer | Promise<Answer> {
     if (!this.o.isSynced()) return this.notReady('auth');
+    const policy = this.o.visibility?.() ?? null;
+    if (policy === null) return this.clusterAnswer(q);
+    // Under a policy every answer of the zone depends on who asks: scoped to the asker (no cache
+    // shares it), the names it may not see answered as names that do not exist, at the same cost.
+    const answer = this.hidden(q, policy, q.qname) ? this.nonexistent() : this.clusterAnswer(q);
+    return answer instanceof Promise ? answer.then(scoped) : scoped(answer);
+  }
+
+  /** Whether the policy hides `name` (a name of the zone) from q's asker. */
+  private hidden(q: Query, policy: VisibilityPolicy, name: string): boolean {
+    const owner = ownerOf(name, this.o.zone.domain, this.o.federation?.federations());
+    if (owner === null) return false;
+    const ip = askerIPv4(q, this.trusts);
+    return !sees(policy, ip < 0 ? undefined : this.o.pods?.namespaceOf(ip), owner);
+  }
+
+  /** What a name of the zone that does not exist gets: NXDOMAIN with the zone's SOA. */
+  private nonexistent(): Answer {
+    return { message: reply(Rcode.NXDOMAIN, { aa: true, authorities: [this.o.zone.soaRecord()] }), tag: SYSTEM_TAG.auth };
+  }
+
+  private clusterAnswer(q: Query): Answer | Promise<Answer> {
     const feds = this.o.federation?.federations();
     if (feds !== undefined && feds.size > 0) {
       const answer = this.federated(q, feds);
@@ -226,15 +260,17 @@ export class Resolver {
     const first = firstCandidate(q.qname, zone.domain);
     if (first === null) return null;
     const ip = askerIPv4(q, this.trusts);
-    const namespace = ip < 0 ? undefined : ap.index.namespaceOf(ip);
+    const namespace = ip < 0 ? undefined : ap.index.walkerNamespaceOf(ip);
     if (namespace !== first.namespace) {
       if (namespace === undefined) ap.counted('unknown-client');
       return null;
     }
     const qtype = q.question.type;
     const walk = restOfWalk(first.name, zone.domain);
+    const policy = this.o.visibility?.() ?? null;
     for (const candidate of walk) {
       if (!zone.contains(candidate)) return this.autopathUpstream(q, candidate);
+      if (policy !== null && this.hidden(q, policy, candidate)) continue;
       const r = zone.lookup(candidate, qtype);
       if (r.rcode === Rcode.NXDOMAIN) {
         const addresses = this.o.serviceEntries?.lookup(candidate) ?? null;
@@ -354,18 +390,21 @@ export class Resolver {
 
   private reverse(q: Query): Answer | Promise<Answer> {
     if (!this.o.isSynced()) return this.notReady('reverse');
-    if (q.question.type === Type.PTR) {
-      const ip = ipFromReverseName(q.qname);
-      const targets = ip === null ? [] : this.o.zone.reverse(ip);
-      if (targets.length > 0) {
-        const ttl = this.o.zone.ttl;
-        const answers: ResourceRecord[] = targets.map((target) => ({ name: q.qname, type: Type.PTR, class: Class.IN, ttl, data: { target } }));
-        // Grouped by the address: a change to any service that publishes it, before or after, drops it.
-        return { message: reply(Rcode.NOERROR, { answers }), cacheable: true, group: ip!, tag: SYSTEM_TAG.reverse };
-      }
+    const ip = q.question.type === Type.PTR ? ipFromReverseName(q.qname) : null;
+    const all = ip === null ? [] : this.o.zone.reverse(ip);
+    const policy = all.length === 0 ? null : (this.o.visibility?.() ?? null);
+    // Under a policy, only the names the asker may see (none: as an address of no Service), for it alone.
+    const targets = policy === null ? all : all.filter((target) => !this.hidden(q, policy, target));
+    if (targets.length > 0) {
+      const ttl = this.o.zone.ttl;
+      const answers: ResourceRecord[] = targets.map((target) => ({ name: q.qname, type: Type.PTR, class: Class.IN, ttl, data: { target } }));
+      if (policy !== null) return { message: reply(Rcode.NOERROR, { answers }), clientScope: 32, tag: SYSTEM_TAG.reverse };
+      // Grouped by the address: a change to any service that publishes it, before or after, drops it.
+      return { message: reply(Rcode.NOERROR, { answers }), cacheable: true, group: ip!, tag: SYSTEM_TAG.reverse };
     }
-    // Not a cluster address: the rest of the reverse tree belongs to the upstreams (as the original did).
-    return this.forward(q, 'reverse');
+    // Not a cluster address: the rest of the reverse tree belongs to the upstreams (as the original
+    // did); a cluster address hidden from this asker is asked there too, its answer this asker's alone.
+    return policy === null ? this.forward(q, 'reverse') : this.forward(q, 'reverse').then(scoped);
   }
 
   /** The query's OPT as it goes upstream: without the Client Subnet when one of our caches put it there (a pod's address stays in the cluster). */

@@ -116,7 +116,7 @@ t.test('an answer for one pod is never served to another asker, from either cach
   const m = await scrape(kd.httpPort);
   t.equal(sample(m, 'kubedns_autopath_first_candidates_total{outcome="upstream"}'), 1, 'the second answer for the pod came from dnscache');
   t.equal(sample(m, 'kubedns_autopath_first_candidates_total{outcome="unknown-client"}'), 1);
-  t.equal(sample(m, 'kubedns_autopath_pods'), 3, 'addresses: client, old/new (one, ambiguous), worker');
+  t.equal(sample(m, 'kubedns_autopath_pods'), 4, 'addresses: client, own-search (known, not answered for: its walk is not the kubelet\'s), old/new (one, ambiguous), worker');
   t.ok(sample(m, 'kubedns_autopath_index_bytes') > 0);
 });
 

@@ -112,3 +112,16 @@ t.test('firstCandidate: <name>.<ns>.svc.<zone> and nothing else', async (t) => {
     t.equal(firstCandidate(other, zone), null, other);
   }
 });
+
+t.test("a pod whose resolver does not walk the kubelet's list: known for its namespace, not to autopath", async (t) => {
+  const idx = new PodIndex();
+  idx.set(ip('10.0.0.1'), 'default', hash32('uid-a'), false);
+  idx.set(ip('10.0.0.2'), 'default', hash32('uid-b'));
+  t.equal(idx.namespaceOf(ip('10.0.0.1')), 'default', 'its namespace (visibility, pods verified)');
+  t.equal(idx.walkerNamespaceOf(ip('10.0.0.1')), undefined, 'not a walker (autopath)');
+  t.equal(idx.walkerNamespaceOf(ip('10.0.0.2')), 'default');
+  idx.set(ip('10.0.0.1'), 'default', hash32('uid-a'), true);
+  t.equal(idx.walkerNamespaceOf(ip('10.0.0.1')), 'default', 'an update that makes it one');
+  t.match(trimPod({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'n', uid: 'u' }, spec: { dnsPolicy: 'None' }, status: { podIP: '10.0.0.9' } }), { indexed: true, eligible: false });
+  t.match(trimPod({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'n', uid: 'u' }, spec: { hostNetwork: true }, status: { podIP: '10.0.0.9' } }), { indexed: false, eligible: false }, "on the host's network: its address is the node's");
+});

@@ -46,7 +46,7 @@ const stub = '{"acme.local": ["1.2.3.4:5353"]}';
 
 t.test('a missing directory is the empty config', async (t) => {
   const dir = join(tempDir(t), 'absent');
-  t.same(readConfigDir(dir), { config: { stubDomains: new Map(), upstreamNameservers: [], federations: new Map() }, version: '' });
+  t.same(readConfigDir(dir), { config: { stubDomains: new Map(), upstreamNameservers: [], federations: new Map(), visibility: null }, version: '' });
   const changes: string[] = [];
   const w = new ConfigDirWatcher(dir, 60_000, createLogger('test'));
   t.teardown(() => w.stop());

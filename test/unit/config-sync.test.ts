@@ -37,7 +37,7 @@ t.test('ConfigMapSync: its own ConfigMap only, each new version once, an invalid
 
   sync.update('kube-system', 'kube-dns', null);
   t.equal(seen.length, 2);
-  t.same(seen[1], [{ stubDomains: new Map(), upstreamNameservers: [], federations: new Map() }, ''], 'deleted: the defaults');
+  t.same(seen[1], [{ stubDomains: new Map(), upstreamNameservers: [], federations: new Map(), visibility: null }, ''], 'deleted: the defaults');
   sync.stop();
   sync.update('kube-system', 'kube-dns', { federations: 'a=b.c' });
   t.equal(seen.length, 2, 'nothing after stop()');
