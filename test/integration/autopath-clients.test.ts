@@ -6,16 +6,10 @@
 // same addresses. Missing names still walk the whole list for both.
 
 import t from 'tap';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { eventually } from '../helpers/eventually.ts';
 import { netnsCanRun, podNetwork } from '../helpers/netns.ts';
-import type { ClientPod } from '../helpers/netns.ts';
 import { startDnsPod } from '../helpers/autopath-pod.ts';
 import type { Program } from '../helpers/process.ts';
-import { buildResolvers } from '../helpers/resolvers.ts';
-
-const run = promisify(execFile);
+import { buildResolvers, countedLookup } from '../helpers/resolvers.ts';
 
 /** name → whether it exists, and how many queries the baseline walk costs for getaddrinfo-style A+AAAA lookups. */
 const NAMES: readonly { name: string; what: string; exists: boolean }[] = [
@@ -30,24 +24,6 @@ const NAMES: readonly { name: string; what: string; exists: boolean }[] = [
 /** Queries dnscache logged from `ip` so far. */
 const queriesFrom = (cache: Program, ip: string) => (cache.output().match(new RegExp(`query .*client=${ip.replaceAll('.', '\\.')}$`, 'gm')) ?? []).length;
 
-/** One lookup: its sorted addresses (or the failure) and the queries it sent. */
-async function lookup(cache: Program, client: ClientPod, binary: string, name: string): Promise<{ result: string; queries: number }> {
-  const before = queriesFrom(cache, client.ip);
-  const r = await run('ip', ['netns', 'exec', client.netns, binary, name], { timeout: 30_000 }).catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }));
-  const lines = r.stdout.trim().split('\n');
-  const result = lines.some((l) => l.includes(': ')) ? 'not found' : [...new Set(lines.map((l) => l.split(' ')[1]))].sort().join(',');
-  // Every query was logged before its answer left; the pipe may still hold the last lines.
-  let queries = 0;
-  await eventually(async () => {
-    const n = queriesFrom(cache, client.ip) - before;
-    const stable = n === queries && n > 0;
-    queries = n;
-    if (!stable) await new Promise((resolve) => setTimeout(resolve, 100));
-    return stable;
-  }, `the queries of ${name} logged`, 5000);
-  return { result, queries };
-}
-
 t.test('queries per lookup from real resolvers: one per address family for every name that exists', async (t) => {
   if (!netnsCanRun(t)) return;
   const resolvers = buildResolvers(t);
@@ -57,8 +33,8 @@ t.test('queries per lookup from real resolvers: one per address family for every
   const table: string[] = ['resolver | name | queries with autopath | without | answer'];
   for (const [kind, binary] of resolvers) {
     for (const { name, what, exists } of NAMES) {
-      const withIt = await lookup(cache, known, binary, name);
-      const without = await lookup(cache, unknown, binary, name);
+      const withIt = await countedLookup(known.netns, binary, name, () => queriesFrom(cache, known.ip));
+      const without = await countedLookup(unknown.netns, binary, name, () => queriesFrom(cache, unknown.ip));
       table.push(`${kind} | ${name} (${what}) | ${withIt.queries} | ${without.queries} | ${withIt.result}`);
       t.equal(withIt.result, without.result, `${kind} ${name}: the same answer as without autopath`);
       if (exists) {

@@ -9,20 +9,15 @@
 
 import t from 'tap';
 import type { Test } from 'tap';
-import { execFile } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { DNSMASQ, dnsmasqHostsArgs, dnsmasqReadableDir } from '../helpers/dnsmasq.ts';
-import { eventually } from '../helpers/eventually.ts';
 import { yamlDocs } from '../helpers/kubedns.ts';
 import { netnsCanRun, podNetwork } from '../helpers/netns.ts';
 import type { ClientPod } from '../helpers/netns.ts';
 import { repoRoot, startCommand, startProgram } from '../helpers/process.ts';
 import type { Program } from '../helpers/process.ts';
-import { buildResolvers } from '../helpers/resolvers.ts';
-
-const run = promisify(execFile);
+import { buildResolvers, countedLookup } from '../helpers/resolvers.ts';
 
 const NAMES: readonly { name: string; exists: boolean }[] = [
   { name: 'web', exists: true },
@@ -65,23 +60,6 @@ async function startNode(t: Test, node: string, clients: ClientPod[], kubeDnsPod
 /** Queries node-cache logged from `ip` so far. */
 const queriesFrom = (nc: Program, ip: string) => (nc.output().match(new RegExp(`^\\[INFO\\] ${ip.replaceAll('.', '\\.')}:\\d+ - `, 'gm')) ?? []).length;
 
-/** One lookup: its sorted addresses (or 'not found') and the queries node-cache saw for it. */
-async function lookup(nc: Program, client: ClientPod, binary: string, name: string): Promise<{ result: string; queries: number }> {
-  const before = queriesFrom(nc, client.ip);
-  const r = await run('ip', ['netns', 'exec', client.netns, binary, name], { timeout: 30_000 }).catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }));
-  const lines = r.stdout.trim().split('\n');
-  const result = lines.some((l) => l.includes(': ')) ? 'not found' : [...new Set(lines.map((l) => l.split(' ')[1]))].sort().join(',');
-  let queries = 0;
-  await eventually(async () => {
-    const n = queriesFrom(nc, client.ip) - before;
-    const stable = n === queries && n > 0;
-    queries = n;
-    if (!stable) await new Promise((resolve) => setTimeout(resolve, 100));
-    return stable;
-  }, `the queries of ${name} logged`, 5000);
-  return { result, queries };
-}
-
 t.test('through node-cache, a pod kube-dns knows is answered in one query per address family; the pod it does not know walks', async (t) => {
   if (!netnsCanRun(t)) return;
   const resolvers = buildResolvers(t);
@@ -91,8 +69,8 @@ t.test('through node-cache, a pod kube-dns knows is answered in one query per ad
   const table: string[] = ['resolver | name | queries, known pod | unknown pod | answer'];
   for (const [kind, binary] of resolvers) {
     for (const { name, exists } of NAMES) {
-      const withIt = await lookup(nc, known, binary, name);
-      const without = await lookup(nc, unknown, binary, name);
+      const withIt = await countedLookup(known.netns, binary, name, () => queriesFrom(nc, known.ip));
+      const without = await countedLookup(unknown.netns, binary, name, () => queriesFrom(nc, unknown.ip));
       table.push(`${kind} | ${name} | ${withIt.queries} | ${without.queries} | ${withIt.result}`);
       t.equal(withIt.result, without.result, `${kind} ${name}: the same answer for both`);
       if (exists) {
