@@ -1,5 +1,5 @@
 // A program's fair shares of cache misses (pkg/dns fairness.ts), as an operator sees them: a log line
-// when an asker starts and stops being limited (its pod's namespace where the program knows it), and
+// when an asker starts and stops being limited (its pod's namespace, and namespace/name, where the program knows them), and
 // bounded metrics: the misses dropped, whether misses are shared now, how many askers are limited,
 // and the ten limited askers that lost the most. Nothing that grows with the number of clients.
 
@@ -22,6 +22,8 @@ export interface FairShareOptions {
   slots?: number;
   /** What else the log line says of an asker (its pod's namespace). */
   describe?: (address: string) => Record<string, string>;
+  /** The asker's pod as namespace/name, looked up when it starts being limited (null: not known); the line waits for it. */
+  podOf?: (address: string) => Promise<string | null>;
   /** Where the metrics go, named `<prefix>_fair_share_*`; none: logs only. */
   metrics?: { registry: client.Registry; prefix: string };
 }
@@ -29,10 +31,22 @@ export interface FairShareOptions {
 export function fairShare(o: FairShareOptions): Fairness | null {
   if (o.settings === null) return null;
   const log = o.log.child('fair-share');
+  // The pods of the askers limited now (podOf's answers), for the line that lets each go.
+  const pods = new Map<string, string>();
   const onLimited = (a: Asker, limited: boolean) => {
-    const who = { asker: a.address, ...o.describe?.(a.address) };
-    if (limited) log.warn('asker limited: its cache misses over a fair share are dropped while the thread is busy', { ...who, share: fairness.share });
-    else log.info('asker no longer limited', { ...who, dropped: a.droppedNow });
+    const who = { asker: a.address, ...o.describe?.(a.address), pod: pods.get(a.address) };
+    if (!limited) {
+      pods.delete(a.address);
+      log.info('asker no longer limited', { ...who, dropped: a.droppedNow });
+      return;
+    }
+    const line = (pod: string | null) => log.warn('asker limited: its cache misses over a fair share are dropped while the thread is busy', { ...who, pod: pod ?? undefined, share });
+    const share = fairness.share;
+    if (o.podOf === undefined) return line(null);
+    void o.podOf(a.address).then((pod) => {
+      if (pod !== null && a.limited) pods.set(a.address, pod);
+      line(pod);
+    });
   };
   const fairness = new Fairness({ ...o.settings, trustsSubnetOf: o.trustsSubnetOf, slots: o.slots, onLimited });
   if (o.metrics !== undefined) register(o.metrics.registry, o.metrics.prefix, fairness);

@@ -19,6 +19,7 @@ import { ServiceEntryNames } from '../serviceentry/names.ts';
 import { serviceEntryKind } from '../serviceentry/kind.ts';
 import { podKind } from '../autopath/kind.ts';
 import { NodeAddresses } from '../autopath/node-addresses.ts';
+import { PodNames } from './pod-names.ts';
 import { describePolicy } from '../visibility/visibility.ts';
 import { UpstreamSilence } from '../autopath/autopath.ts';
 import { registerAutopathMetrics } from '../autopath/metrics.ts';
@@ -256,7 +257,9 @@ export class KubeDns {
     const onReply = o.queryLog === undefined ? undefined : new QueryLog(o.queryLog).onReply;
     // The pod's dnscache (on loopback) and node-cache (from its node) name the pod they ask for in the Client Subnet.
     const describe = pods === null ? undefined : (ip: string): Record<string, string> => ({ namespace: pods.namespaceOf(ipv4Number(ip)) ?? '' });
-    this.fairness = fairShare({ settings: o.fairShare ?? null, log: this.log, trustsSubnetOf: nodes.trusts, describe, metrics: { registry: this.metrics.registry, prefix: 'kubedns' } });
+    // From the API server, the limited asker's pod by name (the index keeps namespaces only).
+    const podOf = pods !== null && o.source instanceof KubernetesSource ? new PodNames((path, ms) => (o.source as KubernetesSource).list(path, ms)).of : undefined;
+    this.fairness = fairShare({ settings: o.fairShare ?? null, log: this.log, trustsSubnetOf: nodes.trusts, describe, podOf, metrics: { registry: this.metrics.registry, prefix: 'kubedns' } });
     const fairness = this.fairness ?? undefined;
     this.server = new DnsServer({ handler: this.handler, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, onReply, answerCache: answers, roundRobin: o.roundRobin, maxUdpSize: o.maxUdpSize, reusePort: workers > 1, maxTcpConnections: tcpConnectionsShare(workers), fairness });
   }

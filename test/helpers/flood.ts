@@ -13,12 +13,13 @@ import { dig } from './dig.ts';
  * dnsperf (a process of its own, as a flooding pod is) sending `<n>.<zone>` for n = 0, 1, ... from
  * `from` to 127.0.0.1:`port` at `perSecond`, at most 20 s; resolves with the function that stops it
  * (a teardown stops it too). Its answers it does not wait for: it keeps the rate whatever comes back.
+ * `extra`: more dnsperf arguments (`-E 8:<hex>`: a Client Subnet, as our caches send).
  */
-export async function floodNames(t: Test, port: number, from: string, perSecond: number, zone: string): Promise<() => void> {
+export async function floodNames(t: Test, port: number, from: string, perSecond: number, zone: string, extra: string[] = []): Promise<() => void> {
   const dir = mkdtempSync(join(tmpdir(), 'kdt-flood-'));
   const names = join(dir, 'names');
   writeFileSync(names, Array.from({ length: 200_000 }, (_, i) => `f${i}.${zone} A`).join('\n') + '\n');
-  const child = spawn('dnsperf', ['-s', '127.0.0.1', '-p', String(port), '-a', from, '-d', names, '-Q', String(perSecond), '-q', '100000', '-t', '1', '-l', '20', '-n', '1'], { stdio: 'ignore' });
+  const child = spawn('dnsperf', ['-s', '127.0.0.1', '-p', String(port), '-a', from, '-d', names, '-Q', String(perSecond), '-q', '100000', '-t', '1', '-l', '20', '-n', '1', ...extra], { stdio: 'ignore' });
   let stopped = false;
   const stop = () => {
     if (stopped) return;
