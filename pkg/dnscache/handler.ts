@@ -176,7 +176,10 @@ export class CachingHandler {
       if (this.logQueries) this.log.info('query', { name: q.qname, type: question.type, from: 'loop-probe', client: q.remoteAddress });
       return null;
     }
-    let key = questionKey(q.qname, question.type, question.class, message.edns?.do === true, message.cd);
+    // `plain`: the question's key, for what holds for every asker (serve-stale's copies, the shared
+    // store); `key`: the same, or the asker's own where its address goes upstream.
+    const plain = questionKey(q.qname, question.type, question.class, message.edns?.do === true, message.cd);
+    let key = plain;
     if (q.prefetch) return this.prefetch(q, key);
     const shared = this.shared === null ? null : this.agedHit(this.shared, key);
     if (shared !== null) {
@@ -205,21 +208,21 @@ export class CachingHandler {
     if (this.logQueries) {
       this.log.info('query', { name: q.qname, type: question.type, from: pending !== undefined ? 'shared' : 'forwarded', client: q.remoteAddress });
     }
-    const failed = (err: unknown): Answer => this.failed(q, err, key);
+    const failed = (err: unknown): Answer => this.failed(q, err, plain);
     if (pending !== undefined) {
       this.stats.shared++;
       // The asker that sent the upstream query stores the answer; once is enough.
       return pending.then((r) => ({ wire: r.wire, tag: this.tagOf(r.wire) }), failed);
     }
-    return this.forward(q, key, asker).then((r) => (r.scoped ? { wire: r.wire, tag: this.tagOf(r.wire) } : this.keptAnswer(r)), failed);
+    return this.forward(q, key, asker, plain).then((r) => (r.scoped ? { wire: r.wire, tag: this.tagOf(r.wire) } : this.keptAnswer(r)), failed);
   };
 
   /** A cached answer about to expire (the DnsServer asks: Query.prefetch), asked upstream unless it already is; null: not now. */
-  private prefetch(q: Query, key: string): Promise<Answer | null> | null {
+  private prefetch(q: Query, plain: string): Promise<Answer | null> | null {
     const asker = this.addSubnet && this.forwarder.takesAsker(q.qname) ? q.remoteAddress : null;
-    if (asker !== null) key = `${asker} ${key}`;
+    const key = asker === null ? plain : `${asker} ${plain}`;
     if (this.inflight.has(key)) return null;
-    return this.forward(q, key, asker).then(
+    return this.forward(q, key, asker, plain).then(
       (r) => (r.scoped ? null : this.keptAnswer(r)),
       () => null,
     );
@@ -245,11 +248,15 @@ export class CachingHandler {
     return e === undefined ? null : agedReply(e);
   }
 
-  /** The reply to a question sent with the asker's address: scoped ones kept for the asker, the option taken out. */
-  private received(reply: Uint8Array, key: string, qname: string): Forwarded {
+  /**
+   * The reply to a question sent with the asker's address, the option taken out: one scoped to the
+   * asker kept for it alone (under `key`); any other as every reply is (under `plain`: serve-stale's
+   * copy, the shared store).
+   */
+  private received(reply: Uint8Array, key: string, plain: string, qname: string): Forwarded {
     const { scope, wire } = takeClientSubnet(reply);
+    if (scope <= 0) return this.kept(wire, plain, qname);
     const { ttl, ttlOffsets } = prepareForKeeping(wire, this.policy, qname);
-    if (scope <= 0) return { wire, ttl };
     if (ttl > 0) this.scoped?.set(key, { wire, ttlOffsets, storedAt: Date.now(), ttl }, { ttl: ttl * 1000 });
     return { wire, ttl: 0, scoped: true };
   }
@@ -261,7 +268,8 @@ export class CachingHandler {
     this.shared?.clear();
   }
 
-  private forward(q: Query, key: string, asker: string | null): Promise<Forwarded> {
+  /** `key`: the in-flight query's (the asker's own where it is named); `plain`: the question's, for what every asker may share. */
+  private forward(q: Query, key: string, asker: string | null, plain = key): Promise<Forwarded> {
     this.stats.forwarded++;
     // The asker's bytes as they came (the server let through only a question and an OPT); the
     // forwarder copies them before setting its own ID. Its reply is ours to rewrite.
@@ -269,7 +277,7 @@ export class CachingHandler {
     const pending =
       query === null
         ? this.forwarder.forward(q.wire, q.qname).then((wire) => this.kept(wire, key, q.qname))
-        : this.forwarder.forward(query, q.qname).then((wire) => this.received(wire, key, q.qname));
+        : this.forwarder.forward(query, q.qname).then((wire) => this.received(wire, key, plain, q.qname));
     this.inflight.set(key, pending);
     const forget = () => {
       if (this.inflight.get(key) === pending) this.inflight.delete(key);

@@ -37,3 +37,19 @@ t.test("serve_stale unsaid (immediate): an expired answer at once while the upst
   await eventually(async () => ((await dig(port, 'kept.example.com')).answer[0]?.ttl ?? 30) <= 1, 'the refreshed answer (TTL 1) served once the upstream answers', 8000);
   t.pass('refreshed behind the stale answers');
 });
+
+t.test("serve_stale verify, the pods' addresses passed to the upstream (as to the cluster DNS): a kept name answered stale once the upstream fails", async (t) => {
+  const up = await startDnsmasq(t, ['192.0.2.9 kept.example.com'], ['--local-ttl=1']);
+  t.teardown(() => void process.kill(up.pid, 'SIGCONT'));
+  const port = await freePort();
+  const text = `.:${port} {\n  bind 127.0.0.1\n  cache 30 {\n    success 9984 30 0\n    serve_stale 1h verify\n  }\n  forward . 127.0.0.1:${up.port}\n}\n`;
+  const engine = new ZoneEngine(planCorefile(parseCorefile(text), { defaultPort: port }), createLogger('test/node-cache'), { askersTo: '127.0.0.1' });
+  await engine.start();
+  t.teardown(() => engine.stop());
+  t.same(answers(await dig(port, 'kept.example.com', 'A', ['-b', '127.0.0.41'])), ['192.0.2.9'], 'fresh, asked with the pod address');
+  process.kill(up.pid, 'SIGSTOP');
+  await new Promise((r) => setTimeout(r, 1500));
+  const stale = await dig(port, 'kept.example.com', 'A', ['-b', '127.0.0.42', '+time=5']);
+  t.same([answers(stale), stale.answer[0]?.ttl], [['192.0.2.9'], 30], "another pod, the upstream silent: the first pod's answer, stale (it held for every asker)");
+  t.equal(engine.zones[0].handler.stats.stale, 1);
+});
