@@ -8,7 +8,7 @@ import t from 'tap';
 import { startCluster } from './harness/cluster.ts';
 import { e2eCanRun } from './harness/gate.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { floodNames } from '../helpers/flood.ts';
+import { askFrom, floodNames } from '../helpers/flood.ts';
 import { startKubeDns } from '../helpers/kubedns.ts';
 import { sample, scrape } from '../helpers/sidecar.ts';
 
@@ -25,6 +25,8 @@ t.test("a flooding pod's miss over its share: the log names it as namespace/name
   const kd = await startKubeDns(t, { args: [`--kubecfg-file=${cluster.kubeconfig(cluster.kubeDnsToken)}`, '--fair-share-busy=5', '--fair-share-floor=50'] });
   await eventually(async () => sample(await scrape(kd.httpPort), 'kubedns_autopath_pods') === 1, 'the pod address known', 10_000);
   const stop = await floodNames(t, kd.dnsPort, '127.0.0.1', 10_000, 'default.svc.cluster.local', ['-E', SUBNET]);
+  // Another asker beside it: an asker alone is shared with nobody.
+  await askFrom(kd.dnsPort, '127.0.0.2', Array.from({ length: 10 }, (_, i) => `none${i}.default.svc.cluster.local`));
   const limited = await kd.program.waitFor(/asker limited: .*asker=10\.244\.7\.9 .*/, 15_000);
   t.match(limited[0], /namespace=apps/, 'its namespace, from the Pod index');
   t.match(limited[0], /pod=apps\/flooder/, 'and its pod by name, from the API server');
