@@ -41,7 +41,7 @@ t.test('visibility and fair shares on a real node', async (t) => {
 
   // The operator's edit: the kubelet syncs the ConfigMap volume, kube-dns reads it (--config-dir).
   const cm = (await c.request('GET', '/api/v1/namespaces/kube-system/configmaps/kube-dns')).body;
-  await c.apply([{ ...cm, data: { ...cm.data, visibility: POLICY } }]);
+  await c.apply([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-dns', namespace: 'kube-system', labels: cm.metadata.labels }, data: { ...cm.data, visibility: POLICY } }]);
   const edited = Date.now();
   await waitFor('the policy in force', async () => (await dig(c, 'team-a', [hidden])).status === 'NXDOMAIN', 180_000);
   t.comment(`in force ${Math.round((Date.now() - edited) / 1000)} s after the edit (the kubelet's volume sync, then --config-period)`);

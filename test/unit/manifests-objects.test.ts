@@ -75,6 +75,16 @@ t.test('the Service sends port 53 to the dnsmasq container of the Deployment\'s 
   }
 });
 
+t.test("node-cache's kube-dns-upstream sends port 53 to kube-dns itself (10053), which trusts the pod address node-cache names", async (t) => {
+  const svc = only(all.get('optional/node-local-dns.yaml')!, 'Service', 'kube-dns-upstream');
+  t.ok(selects(svc.spec.selector, podLabels), "its selector matches the kube-dns Deployment's pods");
+  const kubedns = deployment.spec.template.spec.containers.find((c: any) => c.name === 'kubedns');
+  for (const p of svc.spec.ports) {
+    t.equal(p.targetPort, 10053, `${p.name}: kube-dns's port, not the pod's dnscache (which would name the node instead)`);
+    t.ok(kubedns.ports.some((cp: any) => cp.containerPort === p.targetPort && cp.protocol === p.protocol), `${p.name} reaches a kubedns containerPort`);
+  }
+});
+
 t.test('the Deployment, its PodDisruptionBudget and the ConfigMap fit together', async (t) => {
   t.ok(selects(deployment.spec.selector.matchLabels, podLabels), 'Deployment selector matches its pods');
   const pdb = only(kubeDns, 'PodDisruptionBudget', 'kube-dns');
