@@ -71,6 +71,9 @@ export interface FairnessStats {
   sharedWindows: number;
 }
 
+/** A Client Subnet's address, whole (one thread reads one at a time: no allocation a miss). */
+const ecsAddress = new Uint8Array(16);
+
 /** Askers tracked at most; further ones share one entry (a spoofed flood must not grow memory). */
 const MAX_ASKERS = 10_000;
 const OVERFLOW = '*';
@@ -136,9 +139,10 @@ export class Fairness {
   /** Who asks: the Client Subnet's address when `address` is trusted to set it, else `address`. */
   askerOf(req: Uint8Array, address: string, view: OptView): string {
     if (view.ecsFamily === 0 || !this.trusts(address)) return address;
-    const full = new Uint8Array(16);
-    full.set(req.subarray(view.ecsAddressAt, view.ecsAddressAt + view.ecsAddressLength));
-    return view.ecsFamily === 1 ? formatIPv4(full, 0) : formatIPv6(full, 0);
+    // The option may carry fewer bytes than the address (the prefix's): the rest are zero.
+    ecsAddress.fill(0);
+    ecsAddress.set(req.subarray(view.ecsAddressAt, view.ecsAddressAt + view.ecsAddressLength));
+    return view.ecsFamily === 1 ? formatIPv4(ecsAddress, 0) : formatIPv6(ecsAddress, 0);
   }
 
   /** A miss of `address`: its Asker when admitted (hand it to finished() if it waits), null when dropped. */

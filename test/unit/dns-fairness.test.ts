@@ -143,6 +143,8 @@ t.test("the asker: a trusted cache's Client Subnet, else the packet's source", a
   Object.assign(view, { ecsFamily: 1, ecsSourcePrefix: 32, ecsAddressAt: 40, ecsAddressLength: 4 });
   t.equal(f.askerOf(req, '127.0.0.1', view), '10.244.1.7', 'from our cache on loopback: the pod it asks for');
   t.equal(f.askerOf(req, '10.244.9.9', view), '10.244.9.9', 'from anyone else: its own address, whatever subnet it claims');
+  Object.assign(view, { ecsSourcePrefix: 24, ecsAddressLength: 3 });
+  t.equal(f.askerOf(req, '127.0.0.1', view), '10.244.1.0', "a /24 after a /32: the prefix's bytes, the rest zero");
   view.ecsFamily = 0;
   t.equal(f.askerOf(req, '127.0.0.1', view), '127.0.0.1', 'no subnet: the source');
 });
