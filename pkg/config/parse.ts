@@ -4,6 +4,7 @@
 // and domains may carry a trailing dot or capitals (they are normalised rather than refused).
 
 import { ConfigError } from './errors.ts';
+import { isStringArray, parseJson } from './json.ts';
 import { emptyConfig } from './model.ts';
 import type { KubeDnsConfig } from './model.ts';
 import { isDns1123Label, isDns1123Subdomain, normalizeDomain } from './names.ts';
@@ -32,18 +33,6 @@ export function parseFederations(text: string, key = 'federations'): Map<string,
     out.set(name, domain);
   }
   return out;
-}
-
-function parseJson(key: string, text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new ConfigError('CONFIG_JSON', key, '', `${key}: invalid JSON: ${(err as Error).message}`);
-  }
-}
-
-function isStringArray(v: unknown): v is string[] {
-  return Array.isArray(v) && v.every((x) => typeof x === 'string');
 }
 
 function parseStubDomains(text: string): Map<string, string[]> {

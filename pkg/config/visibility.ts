@@ -14,6 +14,7 @@
 
 import { ConfigError } from './errors.ts';
 import type { VisibilityPolicy } from './model.ts';
+import { isStringArray, parseJson } from './json.ts';
 import { isDns1123Label } from './names.ts';
 
 const KEY = 'visibility';
@@ -36,7 +37,7 @@ function namespace(name: unknown, where: string): string {
 }
 
 function stringList(v: unknown, where: string): string[] {
-  if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) throw shape(`${where}: expected an array of strings`);
+  if (!isStringArray(v)) throw shape(`${where}: expected an array of strings`);
   return v;
 }
 
@@ -67,12 +68,7 @@ function readShared(v: unknown): { namespaces: Set<string>; services: Set<string
 
 /** `visibility`'s value → the policy; throws ConfigError naming the entry at fault. */
 export function parseVisibility(text: string): VisibilityPolicy {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw shape(`invalid JSON: ${(err as Error).message}`);
-  }
+  const json = parseJson(KEY, text);
   if (typeof json !== 'object' || json === null || Array.isArray(json)) throw shape('expected a JSON object with "allow", "shared", "unknownAskers"');
   const o = json as Record<string, unknown>;
   for (const k of Object.keys(o)) if (k !== 'allow' && k !== 'shared' && k !== 'unknownAskers') throw invalid(k, `unknown field ${quote(k)} (allow, shared, unknownAskers)`);
