@@ -5,7 +5,7 @@
 // node's address, and with it that trust: it could already see the node's traffic.)
 
 import { isLoopback } from '../dns/ip.ts';
-import { ipv4Number } from './pod-index.ts';
+import { ipv4OfAddress } from './pod-index.ts';
 
 /** Addresses kept at most: a cluster's nodes (5,000 at Kubernetes' limits), with room to spare. */
 const MAX_NODES = 65_536;
@@ -42,5 +42,5 @@ export class NodeAddresses {
   }
 
   /** Whether `address` may name its asker in a Client Subnet: loopback (the pod's dnscache) or a node (node-cache). */
-  readonly trusts = (address: string): boolean => isLoopback(address) || this.known.has(ipv4Number(address.startsWith('::ffff:') ? address.slice(7) : address));
+  readonly trusts = (address: string): boolean => isLoopback(address) || this.known.has(ipv4OfAddress(address));
 }

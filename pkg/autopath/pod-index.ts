@@ -34,6 +34,11 @@ export function ipv4Number(ip: string): number {
   return parseIPv4(ip, 0, ip.length, quad, 0) ? ipv4FromBytes(quad) : -1;
 }
 
+/** ipv4Number of a socket's remote address, an IPv4-mapped IPv6 one (`::ffff:a.b.c.d`) included. */
+export function ipv4OfAddress(address: string): number {
+  return ipv4Number(address.startsWith('::ffff:') ? address.slice(7) : address);
+}
+
 /** The ipv4Number of the 4 address bytes at the start of `b` (a Client Subnet's /32), or -1 for 0.0.0.0. */
 export function ipv4FromBytes(b: Uint8Array): number {
   return b[0] * 0x100_0000 + ((b[1] << 16) | (b[2] << 8) | b[3]) || -1;

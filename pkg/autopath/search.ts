@@ -4,7 +4,7 @@
 // pod of <ns>, is the one autopath answers with the end of the whole walk.
 
 import type { Query } from '../dns/server.ts';
-import { ipv4FromBytes, ipv4Number } from './pod-index.ts';
+import { ipv4FromBytes, ipv4OfAddress } from './pod-index.ts';
 
 export interface FirstCandidate {
   /** What the client looks up, e.g. `api.example.com` or `db.prod`. */
@@ -47,5 +47,5 @@ export function restOfWalk(name: string, zone: string): string[] {
 export function askerIPv4(q: Query, trusts: (address: string) => boolean): number {
   const s = q.clientSubnet;
   if (s !== null && trusts(q.remoteAddress)) return s.family === 1 && s.sourcePrefix === 32 ? ipv4FromBytes(s.address) : -1;
-  return ipv4Number(q.remoteAddress.startsWith('::ffff:') ? q.remoteAddress.slice(7) : q.remoteAddress);
+  return ipv4OfAddress(q.remoteAddress);
 }

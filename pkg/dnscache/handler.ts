@@ -179,9 +179,8 @@ export class CachingHandler {
     // `plain`: the question's key, for what holds for every asker (serve-stale's copies, the shared
     // store); `key`: the same, or the asker's own where its address goes upstream.
     const plain = questionKey(q.qname, question.type, question.class, message.edns?.do === true, message.cd);
-    let key = plain;
-    if (q.prefetch) return this.prefetch(q, key);
-    const shared = this.shared === null ? null : this.agedHit(this.shared, key);
+    if (q.prefetch) return this.prefetch(q, plain);
+    const shared = this.shared === null ? null : this.agedHit(this.shared, plain);
     if (shared !== null) {
       this.sharedHits++;
       // A hit of the process's one cache (another thread's miss): logged as every hit is.
@@ -193,9 +192,9 @@ export class CachingHandler {
     this.misses++;
     // --add-subnet: a question for a server in the pod goes with the asker's address, and its reply
     // may hold for this asker alone: asked, shared in flight and kept per asker.
-    const asker = this.addSubnet && this.forwarder.takesAsker(q.qname) ? q.remoteAddress : null;
+    const asker = this.askerFor(q);
+    const key = asker === null ? plain : `${asker} ${plain}`;
     if (asker !== null) {
-      key = `${asker} ${key}`;
       const kept = this.scoped === null ? null : this.agedHit(this.scoped, key);
       if (kept !== null) {
         if (this.logQueries) this.log.info('query', { name: q.qname, type: question.type, from: 'cache', client: q.remoteAddress });
@@ -219,13 +218,18 @@ export class CachingHandler {
 
   /** A cached answer about to expire (the DnsServer asks: Query.prefetch), asked upstream unless it already is; null: not now. */
   private prefetch(q: Query, plain: string): Promise<Answer | null> | null {
-    const asker = this.addSubnet && this.forwarder.takesAsker(q.qname) ? q.remoteAddress : null;
+    const asker = this.askerFor(q);
     const key = asker === null ? plain : `${asker} ${plain}`;
     if (this.inflight.has(key)) return null;
     return this.forward(q, key, asker, plain).then(
       (r) => (r.scoped ? null : this.keptAnswer(r)),
       () => null,
     );
+  }
+
+  /** --add-subnet: the asker whose address goes with `q` to its servers (those the forwarder takes it at); null: none goes. */
+  private askerFor(q: Query): string | null {
+    return this.addSubnet && this.forwarder.takesAsker(q.qname) ? q.remoteAddress : null;
   }
 
   /** An upstream reply as the DnsServer keeps it: for its lifetime, asked again ahead of it where the policy prefetches. */

@@ -40,8 +40,8 @@ export function fairShare(o: FairShareOptions): Fairness | null {
       log.info('asker no longer limited', { ...who, dropped: a.droppedNow });
       return;
     }
-    const line = (pod: string | null) => log.warn('asker limited: its cache misses over a fair share are dropped while the thread is busy', { ...who, pod: pod ?? undefined, share });
     const share = fairness.share;
+    const line = (pod: string | null) => log.warn('asker limited: its cache misses over a fair share are dropped while the thread is busy', { ...who, pod: pod ?? undefined, share });
     if (o.podOf === undefined) return line(null);
     void o.podOf(a.address).then((pod) => {
       if (pod !== null && a.limited) pods.set(a.address, pod);

@@ -433,13 +433,14 @@ export class KubeDns {
   private configure(next: KubeDnsConfig): void {
     const before = [...this.federations()].join();
     const policyBefore = JSON.stringify(describePolicy(this.config.visibility));
+    const policy = JSON.stringify(describePolicy(next.visibility));
     this.config = next;
     this.stubZones = [...next.stubDomains.keys()];
     this.log.info('configuration loaded', { from: this.configSync.describe() });
-    if (JSON.stringify(describePolicy(next.visibility)) !== policyBefore) {
+    if (policy !== policyBefore) {
       // Answers kept under the old policy (or before there was one) must not outlive it.
       this.invalidate();
-      this.log.info('visibility policy in force', { policy: next.visibility === null ? 'none' : JSON.stringify(describePolicy(next.visibility)), askersKnown: this.pods !== null });
+      this.log.info('visibility policy in force', { policy: next.visibility === null ? 'none' : policy, askersKnown: this.pods !== null });
     }
     if ([...this.federations()].join() !== before) {
       // Names answered (or refused) before the change may sit in the answer cache.

@@ -175,21 +175,25 @@ export class Resolver {
     if (policy === null) return this.clusterAnswer(q);
     // Under a policy every answer of the zone depends on who asks: scoped to the asker (no cache
     // shares it), the names it may not see answered as names that do not exist, at the same cost.
-    const answer = this.hidden(q, policy, q.qname) ? this.nonexistent() : this.clusterAnswer(q);
+    const answer = this.hidden(policy, this.askerNamespace(q), q.qname) ? { message: this.nxdomain(), tag: SYSTEM_TAG.auth } : this.clusterAnswer(q);
     return answer instanceof Promise ? answer.then(scoped) : scoped(answer);
   }
 
-  /** Whether the policy hides `name` (a name of the zone) from q's asker. */
-  private hidden(q: Query, policy: VisibilityPolicy, name: string): boolean {
-    const owner = ownerOf(name, this.o.zone.domain, this.o.federation?.federations());
-    if (owner === null) return false;
+  /** The namespace of q's asker (undefined: not known), for the policy: read once a query. */
+  private askerNamespace(q: Query): string | undefined {
     const ip = askerIPv4(q, this.trusts);
-    return !sees(policy, ip < 0 ? undefined : this.o.pods?.namespaceOf(ip), owner);
+    return ip < 0 ? undefined : this.o.pods?.namespaceOf(ip);
   }
 
-  /** What a name of the zone that does not exist gets: NXDOMAIN with the zone's SOA. */
-  private nonexistent(): Answer {
-    return { message: reply(Rcode.NXDOMAIN, { aa: true, authorities: [this.o.zone.soaRecord()] }), tag: SYSTEM_TAG.auth };
+  /** Whether the policy hides `name` (a name of the zone) from pods of `asker`. */
+  private hidden(policy: VisibilityPolicy, asker: string | undefined, name: string): boolean {
+    const owner = ownerOf(name, this.o.zone.domain, this.o.federation?.federations());
+    return owner !== null && !sees(policy, asker, owner);
+  }
+
+  /** What a name of the zone that does not exist gets (and one hidden by the policy): NXDOMAIN with the zone's SOA. */
+  private nxdomain(): Message {
+    return reply(Rcode.NXDOMAIN, { aa: true, authorities: [this.o.zone.soaRecord()] });
   }
 
   private clusterAnswer(q: Query): Answer | Promise<Answer> {
@@ -212,9 +216,9 @@ export class Resolver {
       const nxdomain = r.rcode === Rcode.NXDOMAIN;
       // A first candidate asked for a pod by our cache in front: another pod's walk may end elsewhere,
       // so this NXDOMAIN holds for this asker alone (scoped: the cache keeps it for it only).
-      const scoped = nxdomain && this.walkableFor(q);
+      const perAsker = nxdomain && this.walkableFor(q);
       const negative = (): Answer | Promise<Answer> =>
-        nxdomain && this.o.clusterFallthrough === true ? this.fallThrough(q) : scoped ? { message, clientScope: 32, tag } : { message, below: this.o.zone.domain, group: ZONE_WIDE, tag };
+        nxdomain && this.o.clusterFallthrough === true ? this.fallThrough(q) : perAsker ? scoped({ message, tag }) : { message, below: this.o.zone.domain, group: ZONE_WIDE, tag };
       const walked = nxdomain ? this.autopath(q) : null;
       if (walked === null) return negative();
       return walked instanceof Promise ? walked.then((a) => a ?? negative()) : walked;
@@ -270,7 +274,8 @@ export class Resolver {
     const policy = this.o.visibility?.() ?? null;
     for (const candidate of walk) {
       if (!zone.contains(candidate)) return this.autopathUpstream(q, candidate);
-      if (policy !== null && this.hidden(q, policy, candidate)) continue;
+      // The asker is a pod of `namespace` here: a candidate the policy hides from it does not exist for it.
+      if (policy !== null && this.hidden(policy, namespace, candidate)) continue;
       const r = zone.lookup(candidate, qtype);
       if (r.rcode === Rcode.NXDOMAIN) {
         const addresses = this.o.serviceEntries?.lookup(candidate) ?? null;
@@ -343,7 +348,7 @@ export class Resolver {
     const a = federationAnswer(fq, zone.domain, ctx.hasEndpoints, ctx.topology());
     const tag = SYSTEM_TAG.auth;
     // Never cached: the answer follows endpoints and nodes, which do not invalidate the cache.
-    if (a.kind === 'nxdomain') return { message: reply(Rcode.NXDOMAIN, { aa: true, authorities: [zone.soaRecord()] }), cacheable: false, tag };
+    if (a.kind === 'nxdomain') return { message: this.nxdomain(), cacheable: false, tag };
     const qtype = q.question.type;
     const cname: ResourceRecord = { name: q.qname, type: Type.CNAME, class: Class.IN, ttl: 0, data: { target: a.target } };
     const message = reply(Rcode.NOERROR, { aa: true, answers: [cname] });
@@ -394,7 +399,8 @@ export class Resolver {
     const all = ip === null ? [] : this.o.zone.reverse(ip);
     const policy = all.length === 0 ? null : (this.o.visibility?.() ?? null);
     // Under a policy, only the names the asker may see (none: as an address of no Service), for it alone.
-    const targets = policy === null ? all : all.filter((target) => !this.hidden(q, policy, target));
+    const asker = policy === null ? undefined : this.askerNamespace(q);
+    const targets = policy === null ? all : all.filter((target) => !this.hidden(policy, asker, target));
     if (targets.length > 0) {
       const ttl = this.o.zone.ttl;
       const answers: ResourceRecord[] = targets.map((target) => ({ name: q.qname, type: Type.PTR, class: Class.IN, ttl, data: { target } }));

@@ -80,12 +80,13 @@ export class ZoneEngine {
     this.cache = new AnswerCache({ maxEntries: capacity, maxBytes: capacity > 0 ? CACHE_BYTES : 0 });
     this.zones = plan.zones.map((z, i) => {
       const zlog = log.child(z.zone || '.');
-      const takesAskerAt = askersTo === undefined || askersTo === '' ? () => false : (host: string) => host === askersTo;
-      const forwarder = new Forwarder({ ...z.forwarding, takesAskerAt, log: zlog.child('forward') });
+      // Only a zone that forwards to the cluster DNS passes askers' addresses, and keeps replies per asker.
+      const addSubnet = askersTo !== undefined && askersTo !== '' && z.upstreams.some((u) => u.host === askersTo);
+      const forwarder = new Forwarder({ ...z.forwarding, takesAskerAt: (host) => addSubnet && host === askersTo, log: zlog.child('forward') });
       forwarder.setUpstreams(z.upstreams);
       forwarder.setStubDomains(new Map(), z.except);
       const loop = z.loopDetect ? new LoopDetector(forwarder, zlog.child('loop')) : undefined;
-      const handler = new CachingHandler({ cache: this.cache, policy: cachePolicy(z.cache), forwarder, log: zlog, loop, tagBase: i * ANSWER_KINDS, addSubnet: true });
+      const handler = new CachingHandler({ cache: this.cache, policy: cachePolicy(z.cache), forwarder, log: zlog, loop, tagBase: i * ANSWER_KINDS, addSubnet });
       const counts = metrics === undefined ? undefined : { metrics: metrics.answering, server: `dns://${z.bind[0] ?? '0.0.0.0'}:${z.port}` };
       const plugins = answeringPlugins(z.answering, z.cache, zlog, counts);
       return { plan: z, forwarder, handler, answer: chain(plugins.map((p) => p.handler), handler.handle), plugins, loop };
