@@ -17,16 +17,25 @@ export interface NameOwner {
  * `<svc>.<ns>.<federation>.svc.<zone>`.
  */
 export function ownerOf(qname: string, zone: string, federations?: ReadonlyMap<string, string>): NameOwner | null {
-  if (!qname.endsWith(`.${zone}`)) return null;
-  const rest = qname.slice(0, qname.length - zone.length - 1);
-  const dot = rest.lastIndexOf('.');
-  const kind = rest.slice(dot + 1);
-  if (dot < 0 || (kind !== 'svc' && kind !== 'pod')) return null;
-  const labels = rest.slice(0, dot).split('.');
-  let at = labels.length - 1;
-  if (kind === 'svc' && at >= 2 && federations?.has(labels[at]) === true) at--;
-  return { namespace: labels[at], service: kind === 'svc' && at > 0 ? labels[at - 1] : null };
+  // Read from the end, label by label: every answer of the zone asks this under a policy.
+  const end = qname.length - zone.length - 1;
+  if (end <= 0 || qname.charCodeAt(end) !== DOT || !qname.endsWith(zone)) return null;
+  const kindDot = qname.lastIndexOf('.', end - 1);
+  const svc = end - kindDot === 4 && qname.startsWith('svc', kindDot + 1);
+  if (kindDot <= 0 || (!svc && !(end - kindDot === 4 && qname.startsWith('pod', kindDot + 1)))) return null;
+  let nsEnd = kindDot;
+  let nsDot = qname.lastIndexOf('.', nsEnd - 1);
+  // `<svc>.<ns>.<federation>.svc.<zone>`: two labels before the federation's.
+  if (svc && nsDot > 0 && qname.lastIndexOf('.', nsDot - 1) >= 0 && federations?.has(qname.slice(nsDot + 1, nsEnd)) === true) {
+    nsEnd = nsDot;
+    nsDot = qname.lastIndexOf('.', nsEnd - 1);
+  }
+  const namespace = qname.slice(nsDot + 1, nsEnd);
+  if (!svc || nsDot < 0) return { namespace, service: null };
+  return { namespace, service: qname.slice(qname.lastIndexOf('.', nsDot - 1) + 1, nsDot) };
 }
+
+const DOT = 46;
 
 /** Whether pods of `asker` (undefined: not known) see names of `owner` under `policy`. */
 export function sees(policy: VisibilityPolicy, asker: string | undefined, owner: NameOwner): boolean {
