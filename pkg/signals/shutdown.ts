@@ -14,6 +14,30 @@ import type { Logger } from '../log/log.ts';
 export const SUPERVISOR_ENV = 'KUBE_DNS_TS_SUPERVISOR';
 /** How often the parent pid is read (one getppid call). */
 const ORPHAN_CHECK_MS = 500;
+/** An orphan's stop may take this long; past it the process exits all the same (nobody supervises it). */
+const ORPHAN_STOP_MS = 5000;
+
+/**
+ * The supervisor that started this process (0: none), read when this module loads, a program's first
+ * moments: one that dies while the program still starts is noticed too. Our supervisors start our
+ * programs directly, so it is the parent, and the parent changing is its death; one that is not the
+ * parent (a wrapper in between, or already dead and we re-parented) is watched by its pid instead.
+ */
+const supervisor = Number(process.env[SUPERVISOR_ENV]) > 0 ? Number(process.env[SUPERVISOR_ENV]) : 0;
+const supervisorIsParent = supervisor > 0 && process.ppid === supervisor;
+// Not inherited by anything this process starts in turn.
+delete process.env[SUPERVISOR_ENV];
+
+/** Whether the supervisor still runs: our parent still, or a process of its pid. */
+function supervisorAlive(): boolean {
+  if (supervisorIsParent) return process.ppid === supervisor;
+  try {
+    process.kill(supervisor, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
 
 export interface Shutdown {
   stop(): Promise<void>;
@@ -61,19 +85,24 @@ export function stopOnSignals(log: Logger, shutdown: Shutdown): void {
     }, ms);
   });
   process.on('SIGINT', () => begin({ signal: 'SIGINT' }));
-  watchSupervisor(() => begin({ reason: 'supervisor gone' }));
+  watchSupervisor(() => {
+    begin({ reason: 'supervisor gone' });
+    setTimeout(() => {
+      log.error('still stopping: exiting without its supervisor', { afterMs: ORPHAN_STOP_MS });
+      process.exit(1);
+    }, ORPHAN_STOP_MS).unref();
+  });
 }
 
-/** Calls `gone` once when the supervisor that started this process has died (we were re-parented). */
+/** Calls `gone` once when the supervisor that started this process has died, at once if it died while we started. */
 function watchSupervisor(gone: () => void): void {
-  const supervisor = Number(process.env[SUPERVISOR_ENV]);
-  // Not inherited by anything this process starts in turn.
-  delete process.env[SUPERVISOR_ENV];
-  if (!(supervisor > 0) || process.ppid !== supervisor) return;
-  const timer = setInterval(() => {
-    if (process.ppid === supervisor) return;
-    clearInterval(timer);
+  if (supervisor === 0) return;
+  const check = (): boolean => {
+    if (supervisorAlive()) return false;
     gone();
-  }, ORPHAN_CHECK_MS);
+    return true;
+  };
+  if (check()) return;
+  const timer = setInterval(() => check() && clearInterval(timer), ORPHAN_CHECK_MS);
   timer.unref();
 }

@@ -1,5 +1,5 @@
 // No process left behind: a program whose supervisor dies (kill -9 of the npm start launcher, or of
-// dnsmasq-nanny) notices and stops in order, and a nanny whose output pipe is gone (its reader
+// dnsmasq-nanny), even while it still starts, notices and stops in order, and a nanny whose output pipe is gone (its reader
 // died) still stops its child and removes its temp dir on SIGTERM.
 
 import t from 'tap';
@@ -25,6 +25,14 @@ t.test('kill -9 of the launcher: all four programs stop by themselves, the nanny
 t.test('kill -9 of the nanny: its dnscache stops by itself', async (t) => {
   const n = await startNanny(t);
   const [child] = n.childPids();
+  process.kill(n.program.child.pid!, 'SIGKILL');
+  await eventually(() => !isAlive(child), 'dnscache gone', 8000);
+  t.pass('no dnscache left serving');
+});
+
+t.test('kill -9 of the nanny while its dnscache still starts: it stops by itself all the same', async (t) => {
+  const n = await startNanny(t, { ready: false });
+  const child = Number((await n.program.waitFor(/child started pid=(\d+)/))[1]);
   process.kill(n.program.child.pid!, 'SIGKILL');
   await eventually(() => !isAlive(child), 'dnscache gone', 8000);
   t.pass('no dnscache left serving');
