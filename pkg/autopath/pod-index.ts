@@ -70,6 +70,11 @@ export class PodIndex {
     return this.keys.byteLength + this.values.byteLength + this.owners.byteLength + names;
   }
 
+  /** Whether a pod (of any namespace, ambiguous ones included) has the address `ip`. */
+  has(ip: number): boolean {
+    return this.keys[this.find(ip)] === ip;
+  }
+
   /** The namespace of the pod at `ip` (from ipv4Number), or undefined: unknown or ambiguous. */
   namespaceOf(ip: number): string | undefined {
     const v = this.values[this.find(ip)];
