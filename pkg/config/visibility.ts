@@ -70,7 +70,11 @@ function readShared(v: unknown): { namespaces: Set<string>; services: Set<string
 export function parseVisibility(text: string): VisibilityPolicy {
   const json = parseJson(KEY, text);
   if (typeof json !== 'object' || json === null || Array.isArray(json)) throw shape('expected a JSON object with "allow", "shared", "unknownAskers"');
-  const o = json as Record<string, unknown>;
+  return visibilityPolicy(json as Record<string, unknown>);
+}
+
+/** The policy from its fields as the JSON has them (a Corefile's `visibility` block too); throws ConfigError. */
+export function visibilityPolicy(o: Record<string, unknown>): VisibilityPolicy {
   for (const k of Object.keys(o)) if (k !== 'allow' && k !== 'shared' && k !== 'unknownAskers') throw invalid(k, `unknown field ${quote(k)} (allow, shared, unknownAskers)`);
   const unknownAskers = o.unknownAskers ?? 'allow';
   if (unknownAskers !== 'allow' && unknownAskers !== 'deny') throw invalid(String(unknownAskers), `"unknownAskers": ${quote(unknownAskers)} is neither "allow" nor "deny"`);

@@ -64,6 +64,7 @@ export function corefileKubeDnsOptions(k: KubeDnsCorefile, configSync: CorefileS
     answerChaos: false,
     workers: 0,
     autopath: k.autopath,
+    watchAskers: k.visibility !== null,
     clusterFallthrough: k.clusterFallthrough,
     queryLog: k.queryLog ?? undefined,
     configSync,

@@ -16,9 +16,9 @@ import type { ForwardPolicy } from '../forward/forward.ts';
 import { kubeDnsCorefile } from './corefile.ts';
 import type { KubeDnsCorefile, KubeDnsCorefileContext } from './corefile.ts';
 
-/** What a reload applies: the routes. Everything else of a plan takes a start. */
+/** What a reload applies: the routes and the visibility policy. Everything else of a plan takes a start. */
 export function corefileConfig(k: KubeDnsCorefile): KubeDnsConfig {
-  return { stubDomains: new Map(k.stubDomains), upstreamNameservers: [...k.upstreams], federations: new Map(), forwardExcept: [...k.forwardExcept], visibility: null };
+  return { stubDomains: new Map(k.stubDomains), upstreamNameservers: [...k.upstreams], federations: new Map(), forwardExcept: [...k.forwardExcept], visibility: k.visibility };
 }
 
 /** What a reload puts in place of the running plugins (KubeDns.replacePlugins). */
@@ -28,10 +28,10 @@ const PLUGIN_FIELDS = ['any', 'chaos', 'rewrite', 'template', 'hosts', 'file', '
 const cacheRoutes = (k: KubeDnsCorefile) => (k.cache === null ? null : { disable: k.cache.disable, bypass: k.cache.bypass });
 const pluginsOf = (k: KubeDnsCorefile) => JSON.stringify([...PLUGIN_FIELDS.map((f) => k[f]), cacheRoutes(k)]);
 
-/** The plan without what a reload applies, to tell what changed. */
+/** The plan without what a reload applies, to tell what changed (a visibility block's presence takes a start: it starts the Pod watch). */
 function startOnly(k: KubeDnsCorefile): string {
   const cache = k.cache === null ? null : { ...k.cache, disable: undefined, bypass: undefined };
-  return JSON.stringify({ ...k, cache, upstreams: undefined, stubDomains: undefined, stubPolicies: undefined, forwardExcept: undefined, ...Object.fromEntries(PLUGIN_FIELDS.map((f) => [f, undefined])) });
+  return JSON.stringify({ ...k, cache, upstreams: undefined, stubDomains: undefined, stubPolicies: undefined, forwardExcept: undefined, visibility: k.visibility !== null, ...Object.fromEntries(PLUGIN_FIELDS.map((f) => [f, undefined])) });
 }
 
 /** Reads the Corefile at `path` once and plans it (imports relative to its folder; a glob matching nothing is logged); its text too, for CorefileSync. */

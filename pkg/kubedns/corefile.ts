@@ -28,6 +28,8 @@ import { rewriteRule } from '../corefile/plugins/rewrite.ts';
 import { chaosOptions } from '../corefile/plugins/chaos.ts';
 import { bufsizeOf } from '../corefile/plugins/bufsize.ts';
 import { templateRule } from '../corefile/plugins/template.ts';
+import { visibilityOptions } from '../corefile/plugins/visibility.ts';
+import type { VisibilityPolicy } from '../config/model.ts';
 import { fileOptions } from '../corefile/plugins/file.ts';
 import type { ZoneFileOptions } from '../zonefile/handler.ts';
 import type { PlannedZoneFile } from '../corefile/answering.ts';
@@ -101,6 +103,8 @@ export interface KubeDnsCorefile {
   chaos: { zones: string[] | null; answers: ChaosAnswers }[];
   /** `autopath @kubernetes`: a pod's search walk answered at its first query (pkg/autopath). */
   autopath: boolean;
+  /** `visibility { ... }` (ours): which namespaces' names each namespace's pods may resolve; null: no policy. */
+  visibility: VisibilityPolicy | null;
   /** kubernetes `fallthrough` for the cluster zone: its names no Service holds are forwarded. */
   clusterFallthrough: boolean;
   /** `any`: ANY questions get RFC 8482's HINFO. */
@@ -166,6 +170,7 @@ function plugins(whole: KubeDnsCorefile, ctx: KubeDnsCorefileContext): Plugin<Bl
       if (zones.some((z) => z !== b.zone)) throw unserved(d, `autopath for zones other than its block's (${b.zone || '.'})`);
       whole.autopath = true;
     }),
+    use('visibility', (d) => (whole.visibility = visibilityOptions(d))),
     use('cache', (d, b) => (b.cache = cacheOptions(d))),
     use('template', (d, b) => b.template.push(templateRule(d, b.zone))),
     use('hosts', (d, b) => (b.hosts = hostsOptions(d, b.zone))),
@@ -184,7 +189,7 @@ function noBlock(d: Directive): void {
 function unplanned(port: number): KubeDnsCorefile {
   return {
     domain: '', ttl: 0, pods: 'disabled', kubeconfig: null, kubeconfigContext: null, namespaces: null, endpoint: null, endpointPodNames: false, noEndpoints: false, port, bind: null, upstreams: [], forwarding: FORWARD_DEFAULTS, stubPolicies: {},
-    stubDomains: new Map(), forwardExcept: [], cache: null, hosts: null, rewrite: [], template: [], file: [], chaos: [], queryLog: null, autopath: false, clusterFallthrough: false, any: false, loop: false, bufsize: null, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
+    stubDomains: new Map(), forwardExcept: [], cache: null, hosts: null, rewrite: [], template: [], file: [], chaos: [], queryLog: null, autopath: false, visibility: null, clusterFallthrough: false, any: false, loop: false, bufsize: null, roundRobin: false, health: null, ready: null, metrics: null, reloadMs: null,
     clusterBlockZone: '', plugins: [],
   };
 }
@@ -257,7 +262,7 @@ function clusterOf(b: Block): { domain: string; options: KubernetesOptions } {
 function routeRoot(whole: KubeDnsCorefile, b: Block): void {
   if (b.kubernetes === null && b.chaos !== null) whole.chaos.push({ zones: [b.zone], answers: b.chaos });
   if (b.kubernetes === null) whole.file.push(...b.zoneFiles.map((f) => ({ ...f, cache: b.cache })));
-  for (const p of ['hosts', 'rewrite', 'template', 'autopath'] as const) {
+  for (const p of ['hosts', 'rewrite', 'template', 'autopath', 'visibility'] as const) {
     if (b.kubernetes === null && b.used.has(p)) throw unserved(b, `${p} in the block of ${b.zone || '.'} apart from kubernetes' (kube-dns serves ${p} in the cluster's block)`);
   }
   if (b.forward !== null) {

@@ -388,3 +388,40 @@ t.test("SIGTERM under kubeadm's probes: answering on past lameduck until the pod
     t.match(log, /shutting down .*after="lame duck \(deletion deadline\)"/);
   });
 });
+
+t.test("kube-dns -conf with a `visibility` block: the ConfigMap's policy in the Corefile, its askers' namespaces from the Pod watch, an edit in force at the reload", async (t) => {
+  if (!e2eCanRun(t)) return;
+  const cluster = await startCluster(t);
+  const dir = mkdtempSync(join(tmpdir(), 'kdt-corefile-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const up = await startDnsmasq(t, []);
+  const pods: [string, string][] = [['frontend', '10.244.3.4'], ['secret', '10.244.3.5']];
+  for (const ns of ['frontend', 'apps', 'secret']) await cluster.apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }]);
+  await cluster.apply([
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'apps' }, spec: { ports: [{ port: 80 }] } },
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'db', namespace: 'secret' }, spec: { ports: [{ port: 5432 }] } },
+    ...pods.map(([ns]) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'client', namespace: ns }, spec: { containers: [{ name: 'c', image: 'example.invalid/c' }] } })),
+  ]);
+  for (const [ns, ip] of pods) {
+    t.equal((await cluster.request('PATCH', `/api/v1/namespaces/${ns}/pods/client/status`, { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] } })).status, 200, `${ns}'s pod has ${ip}`);
+  }
+  const p: Ports = { dns: await freePort(), health: await freePort(), ready: await freePort(), metrics: await freePort() };
+  const conf = join(dir, 'Corefile');
+  const policy = (seen: string) => `\n    visibility {\n        allow frontend ${seen}\n        unknown_askers deny\n    }`;
+  writeFileSync(conf, corefile(p, up.port, cluster.kubeconfig(cluster.kubeDnsToken), policy('apps')));
+  const kd = startCoreMode(t, conf);
+  await kd.waitFor(/initial sync done/, WAIT);
+  // As a pod's own dnscache asks on loopback: the pod's address in the Client Subnet.
+  const ask = (asker: string, name: string) => dig(p.dns, name, 'A', [`+subnet=${asker}/32`]).then((r) => r.status);
+  await eventually(async () => (await ask('10.244.3.4', 'web.apps.svc.cluster.local')) === 'NOERROR', "frontend's pod sees apps' Service, once the Pod watch has shown it", WAIT);
+  t.equal(await ask('10.244.3.4', 'db.secret.svc.cluster.local'), 'NXDOMAIN', "not secret's");
+  t.equal(await ask('10.244.3.4', 'kubernetes.default.svc.cluster.local'), 'NOERROR', 'the API server: shared, unsaid');
+  t.equal(await ask('10.244.3.5', 'db.secret.svc.cluster.local'), 'NOERROR', "secret's pod sees its own");
+  t.equal(await ask('10.244.3.5', 'web.apps.svc.cluster.local'), 'NXDOMAIN', "and not apps'");
+  t.equal(await ask('10.244.3.9', 'web.apps.svc.cluster.local'), 'NXDOMAIN', 'an asker of no known namespace: unknown_askers deny');
+  writeFileSync(conf, corefile(p, up.port, cluster.kubeconfig(cluster.kubeDnsToken), policy('apps secret')));
+  await eventually(async () => (await ask('10.244.3.4', 'db.secret.svc.cluster.local')) === 'NOERROR', "the edit (allow frontend apps secret) in force at the next reload", WAIT);
+  writeFileSync(conf, corefile(p, up.port, cluster.kubeconfig(cluster.kubeDnsToken), '\n    visibility {\n        allow Frontend apps\n    }'));
+  await kd.waitFor(/Frontend.*is not a namespace name/, WAIT);
+  t.equal(await ask('10.244.3.4', 'db.secret.svc.cluster.local'), 'NOERROR', 'a bad policy refused at its line, the running one kept');
+});

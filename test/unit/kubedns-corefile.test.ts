@@ -135,6 +135,23 @@ t.test('autopath @kubernetes and pods verified', async (t) => {
   for (const [text, message] of refused) t.throws(() => plan(text), { message }, text);
 });
 
+t.test('visibility { ... }: the ConfigMap\'s policy as a block of the cluster\'s; a reload applies it; a bad line refused at its line', async (t) => {
+  const k = plan('.:53 {\n  kubernetes cluster.local\n  visibility {\n    allow frontend apps\n    allow frontend secret\n    allow monitoring *\n    shared platform kube-system/kube-dns\n    unknown_askers deny\n  }\n}\n');
+  t.same(k.visibility, { allow: new Map([['frontend', new Set(['apps', 'secret'])], ['monitoring', new Set(['*'])]]), sharedNamespaces: new Set(['platform']), sharedServices: new Set(['kube-system/kube-dns']), unknownAskers: 'deny' });
+  t.same(corefileConfig(k).visibility, k.visibility, 'a reload applies it');
+  t.same(plan('.:53 {\n  kubernetes cluster.local\n  visibility\n}\n').visibility, { allow: new Map(), sharedNamespaces: new Set(), sharedServices: new Set(['kube-system/kube-dns', 'default/kubernetes']), unknownAskers: 'allow' }, 'bare: each namespace its own, and the shared defaults');
+  t.equal(plan(KUBEADM_COREFILE).visibility, null, 'none unless written');
+  const refused: [string, RegExp][] = [
+    ['.:53 {\n  kubernetes cluster.local\n  visibility strict\n}\n', /^Corefile line 3: visibility: no arguments/],
+    ['.:53 {\n  kubernetes cluster.local\n  visibility {\n    deny frontend apps\n  }\n}\n', /^Corefile line 4: visibility: `deny frontend apps`: expected `allow NAMESPACE SEEN\.\.\.`/],
+    ['.:53 {\n  kubernetes cluster.local\n  visibility {\n    allow frontend\n  }\n}\n', /^Corefile line 4: visibility: `allow frontend`/],
+    ['.:53 {\n  kubernetes cluster.local\n  visibility {\n    allow Frontend apps\n  }\n}\n', /^Corefile line 3: visibility: "allow": "Frontend" is not a namespace name/],
+    ['.:53 {\n  kubernetes cluster.local\n  visibility {\n    unknown_askers maybe\n  }\n}\n', /^Corefile line 3: visibility: unknown_askers: "maybe" is neither "allow" nor "deny"/],
+    ['cluster.local {\n  kubernetes cluster.local\n}\n. {\n  visibility\n  forward . 1.1.1.1\n}\n', /^Corefile line 4: visibility in the block of \. apart from kubernetes'/],
+  ];
+  for (const [text, message] of refused) t.throws(() => plan(text), { message }, text);
+});
+
 t.test("forward's options: OpenShift's policies (the root's, a stub block's own), health checks, expire, prefer_udp", async (t) => {
   const k = plan('.:5353 {\n  kubernetes cluster.local\n  forward . 10.0.0.1 10.0.0.2 {\n    policy sequential\n    max_fails 3\n    health_check 2s\n    expire 30s\n    prefer_udp\n  }\n}\ncorp.example:5353 {\n  forward . 10.1.0.1 10.1.0.2 {\n    policy round_robin\n    max_fails 3\n    health_check 2s\n    expire 30s\n  }\n}\n');
   t.same(k.forwarding, { forceTcp: false, maxInFlight: undefined, policy: 'sequential', health: { maxFails: 3, checkMs: 2000 }, tcpIdleMs: 30_000 });
