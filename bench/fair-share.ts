@@ -13,7 +13,9 @@
 //
 // Env: BENCH_FAIR_RATE (250 queries/s per asker), BENCH_FAIR_FLOOD (50000), BENCH_FAIR_FLOOD_THREADS
 // (dnsperf -T of the UDP flood, 1), BENCH_SECONDS (6), BENCH_FAIR_SYSTEMS (a comma list of names, or
-// name:role, to run; all unsaid), BENCH_FAIR_NAME (fair-share-16core on a bigger machine).
+// name:role, to run; all unsaid), BENCH_FAIR_NAME (fair-share-16core on a bigger machine),
+// BENCH_FAIR_WORKERS (kube-dns's and dnscache's --workers, 1; with N the server gets CPUs 0..N-1 and
+// the rest move up by as many).
 
 import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -24,7 +26,7 @@ import { makeCluster } from './fixtures.ts';
 import { dnsperfTimes, quantile } from './dnsperf.ts';
 import { productionNodeFlags, repoRoot, rssMiB, startDnsmasq, startKubeDns, stopper, waitForLine } from './servers.ts';
 import type { Running } from './servers.ts';
-import { cacheArgs, startDnscache, startDnscacheWith, startDnsmasqCache } from './dnscache-servers.ts';
+import { cacheArgs, startDnscacheWith, startDnsmasqCache } from './dnscache-servers.ts';
 import { corednsBin, startCoreDnsWith } from './api-servers.ts';
 import { commitOf, inTempDir, writeResults } from './report.ts';
 import { freePort } from '../test/helpers/ports.ts';
@@ -38,11 +40,14 @@ const ASKERS = Array.from({ length: 8 }, (_, i) => `127.0.0.${11 + i}`);
 const FLOODER = '127.0.0.66';
 const FLOOD_THREADS = Number(process.env.BENCH_FAIR_FLOOD_THREADS ?? 1);
 const CPUS = availableParallelism();
-const SEPARATE = CPUS >= 8;
-const SERVER_CPU = '0';
-const BACKEND_CPU = '1';
-const FLOOD_CPU = SEPARATE ? '2-3' : '1';
-const ASKER_CPU = SEPARATE ? `4-${CPUS - 1}` : '1';
+const WORKERS = Number(process.env.BENCH_FAIR_WORKERS ?? 1);
+const SEPARATE = CPUS >= 8 + WORKERS - 1;
+const SERVER_CPU = WORKERS > 1 ? `0-${WORKERS - 1}` : '0';
+const BACKEND_CPU = String(WORKERS);
+const FLOOD_CPU = SEPARATE ? `${WORKERS + 1}-${WORKERS + 2}` : BACKEND_CPU;
+const ASKER_CPU = SEPARATE ? `${WORKERS + 3}-${CPUS - 1}` : BACKEND_CPU;
+/** --workers for ours that take it (kube-dns, dnscache): one thread per server CPU. */
+const THREADS = [`--workers=${WORKERS}`];
 
 type Role = 'zone' | 'cache' | 'node-cache';
 
@@ -184,7 +189,7 @@ async function main(dir: string) {
   await pin(backend.pid, BACKEND_CPU);
   try {
     // The zone asked directly.
-    subjects.push(async () => ({ ...(await startKubeDns(dir, clusterFile, [`--nameservers=127.0.0.1:${upPort}`])), role: 'zone' as const }));
+    subjects.push(async () => ({ ...(await startKubeDns(dir, clusterFile, [`--nameservers=127.0.0.1:${upPort}`, ...THREADS])), role: 'zone' as const }));
     if (coredns !== null) {
       subjects.push(async () => {
         const zone = join(dir, 'cluster.local.zone');
@@ -195,7 +200,11 @@ async function main(dir: string) {
     }
     subjects.push(async () => ({ ...(await startDnsmasq(dir, hostsFile, await freePort(), ['--local=/cluster.local/', `--server=127.0.0.1#${upPort}`])), role: 'zone' as const }));
     // The pod's cache in front of kube-dns.
-    subjects.push(async () => ({ ...(await startDnscache(dir, await freePort(), backend.port)), role: 'cache' as const }));
+    subjects.push(async () => {
+      const port = await freePort();
+      const own = mkdtempSync(join(dir, 'dnscache-'));
+      return { ...(await startDnscacheWith([...cacheArgs(port, backend.port, join(own, 'pid')), ...THREADS], port)), role: 'cache' as const };
+    });
     subjects.push(async () => ({ ...(await startDnsmasqCache(dir, await freePort(), backend.port)), role: 'cache' as const }));
     if (coredns !== null) {
       subjects.push(async () => {
@@ -240,7 +249,7 @@ const rows = results.map(
 );
 const md = `# One asker floods, eight must not notice (${when})
 
-${commitOf(repoRoot)}. node ${process.version}, ${CPUS} CPUs (${cpus()[0]?.model.trim()}), load average at start ${loadavg()[0].toFixed(2)}. The server under test on CPU ${SERVER_CPU}; the 8 askers (dnsperf -a 127.0.0.11-18, ${RATE} queries/s each: an existing cluster name, then an outside name asked for the first time, in turn) on CPU ${ASKER_CPU}; the flooder (dnsperf -a ${FLOODER}, never-existing cluster names at up to ${FLOOD}/s, -t 1, ${FLOOD_THREADS} thread(s); over TCP: 10 connections) on CPU ${FLOOD_CPU}; the kube-dns behind the caches and the outside names' dnsmasq on CPU ${BACKEND_CPU}. ${SECONDS} s each, alone then flooded (the flood started 2 s before). Ours run with their defaults (--fair-share-busy 90). ${SEPARATE ? 'Load generators, backends and server on CPUs of their own.' : 'The misses\' latency includes the backends on the load CPU, which the flood generator saturates; the hits\' is the server\'s own.'}
+${commitOf(repoRoot)}. node ${process.version}, ${CPUS} CPUs (${cpus()[0]?.model.trim()}), load average at start ${loadavg()[0].toFixed(2)}. The server under test on CPU ${SERVER_CPU}; the 8 askers (dnsperf -a 127.0.0.11-18, ${RATE} queries/s each: an existing cluster name, then an outside name asked for the first time, in turn) on CPU ${ASKER_CPU}; the flooder (dnsperf -a ${FLOODER}, never-existing cluster names at up to ${FLOOD}/s, -t 1, ${FLOOD_THREADS} thread(s); over TCP: 10 connections) on CPU ${FLOOD_CPU}; the kube-dns behind the caches and the outside names' dnsmasq on CPU ${BACKEND_CPU}. ${SECONDS} s each, alone then flooded (the flood started 2 s before). Ours run with their defaults (--fair-share-busy 90)${WORKERS > 1 ? `, kube-dns and dnscache with --workers=${WORKERS}` : ''}. ${SEPARATE ? 'Load generators, backends and server on CPUs of their own.' : 'The misses\' latency includes the backends on the load CPU, which the flood generator saturates; the hits\' is the server\'s own.'}
 
 | server | role | flood | well-behaved QPS kept | lost while flooded | p99 ms alone → flooded | p99 of hits only | flooder answered/s | RSS peak MiB |
 |---|---|---|---|---|---|---|---|---|
