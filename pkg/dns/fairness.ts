@@ -19,6 +19,7 @@ import type { EventLoopUtilization } from 'node:perf_hooks';
 import { formatIPv4, formatIPv6 } from './ip.ts';
 import type { OptView } from './question.ts';
 import { udpBacklog } from './udp-backlog.ts';
+import type { FlowSteering } from './udp-steer.ts';
 import type { UdpBacklog } from './udp-backlog.ts';
 
 export interface FairnessOptions {
@@ -111,6 +112,8 @@ export class Fairness {
   private readonly now: () => number;
   private readonly backlog: (port: number) => UdpBacklog | null;
   private readonly watched = new Map<number, { threshold: number; drops: number }>();
+  /** The watched ports' flow steering (udp-steer.ts): flooding flows moved to queues of their own. */
+  private readonly steering: FlowSteering[] = [];
   /** The last window's: a watched queue backing up. */
   private pressure = false;
   private windowStart: number;
@@ -187,10 +190,19 @@ export class Fairness {
   /**
    * A DnsServer's UDP port, whose receive queue says whether the thread keeps up: a quarter of
    * `bufferBytes` queued, or a datagram dropped for want of room, is pressure (misses shared then,
-   * even an asker alone's: its flood would leave no room for anyone who comes).
+   * even an asker alone's: its flood would leave no room for anyone who comes). `flows`: the port's
+   * steering, told at each window whether the queue backs up, and when an asker is let go.
    */
-  watch(port: number, bufferBytes: number): void {
+  watch(port: number, bufferBytes: number, flows?: FlowSteering): void {
     this.watched.set(port, { threshold: bufferBytes / 4, drops: this.backlog(port)?.drops ?? 0 });
+    if (flows !== undefined) this.steering.push(flows);
+  }
+
+  /** Flows on queues of their own now, over the watched ports. */
+  get steeredFlows(): number {
+    let n = 0;
+    for (const f of this.steering) n += f.size;
+    return n;
   }
 
   /** Whether a watched port's queue is backing up (see watch()). */
@@ -251,6 +263,10 @@ export class Fairness {
       if (this.calm >= CALM_WINDOWS) this.shared = false;
       this.share = this.shared ? this.nextShare(busy) : Infinity;
     }
+    for (const f of this.steering) {
+      f.window(this.shared && this.pressure);
+      if (!this.shared) f.releaseAll();
+    }
     this.admittedInWindow = 0;
     this.droppedInWindow = 0;
     this.windowStart = this.now();
@@ -297,6 +313,7 @@ export class Fairness {
       a.asked = a.admitted = a.droppedInWindow = 0;
       if (a.limited && a.calmWindows >= CALM_WINDOWS) {
         a.limited = false;
+        for (const f of this.steering) f.release(a.address);
         this.onLimited?.(a, false);
         a.droppedNow = 0;
       }

@@ -20,6 +20,7 @@ import type { Template } from './template.ts';
 import { AnswerCache } from './answer-cache.ts';
 import { HitFrequency } from './prefetch.ts';
 import type { Asker, Fairness } from './fairness.ts';
+import { FlowSteering } from './udp-steer.ts';
 import type { PrefetchRule } from './prefetch.ts';
 import { guardObserver } from './observer.ts';
 import type { ServerObserver } from './observer.ts';
@@ -228,6 +229,8 @@ export class DnsServer {
   private readonly timed: boolean;
   private readonly opts: Required<Omit<DnsServerOptions, 'observer' | 'handler' | 'answerCache' | 'onCacheHit' | 'onReply' | 'fairness'>>;
   private readonly fairness: Fairness | null;
+  /** The UDP port's flow steering, with fair shares (udp-steer.ts). */
+  private steering: FlowSteering | null = null;
   private udp: UdpListener | null = null;
   private tcp: TcpListener | null = null;
   private closing = false;
@@ -249,7 +252,8 @@ export class DnsServer {
       maxTcpConnections: options.maxTcpConnections ?? DEFAULT_MAX_TCP_CONNECTIONS,
       maxTcpPipelined: options.maxTcpPipelined ?? 100,
       udpRecvBufferSize: options.udpRecvBufferSize ?? 4 * 1024 * 1024,
-      reusePort: options.reusePort ?? false,
+      // With fair shares, a flooding flow may be steered to a queue of its own on the same port (udp-steer.ts).
+      reusePort: options.reusePort ?? options.fairness !== undefined,
       roundRobin: options.roundRobin ?? false,
       maxUdpSize: Math.max(UDP_MIN_SIZE, options.maxUdpSize ?? UDP_MAX_SIZE),
     };
@@ -270,7 +274,10 @@ export class DnsServer {
         const tcpPort = await tcp.listen(address, udpPort);
         this.udp = udp;
         this.tcp = tcp;
-        this.fairness?.watch(udpPort, this.opts.udpRecvBufferSize);
+        if (this.fairness !== null) {
+          this.steering = new FlowSteering({ open: (a, p) => udp.steer(a, p) });
+          this.fairness.watch(udpPort, this.opts.udpRecvBufferSize, this.steering);
+        }
         return { address, port: tcpPort };
       } catch (err) {
         await udp.close();
@@ -441,8 +448,11 @@ export class DnsServer {
     let asker: Asker | null = null;
     if (this.fairness !== null) {
       // Before any parsing beyond the question: a miss over its asker's share costs next to nothing.
-      asker = this.fairness.admit(this.fairness.askerOf(req, address, this.optView));
+      const who = this.fairness.askerOf(req, address, this.optView);
+      asker = this.fairness.admit(who);
       if (asker === null) {
+        // Its own flow (not a cache's, named in the Client Subnet): a candidate for a queue of its own.
+        if (who === address && via.transport === 'udp') this.steering?.dropped(address, port);
         this.drop('limited');
         return via.skip();
       }

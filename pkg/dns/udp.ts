@@ -3,6 +3,7 @@
 import dgram from 'node:dgram';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Responder } from './responder.ts';
+import type { SteeredQueue } from './udp-steer.ts';
 
 export interface UdpOptions {
   onQuery(msg: Buffer, address: string, port: number, via: Responder): void;
@@ -23,6 +24,8 @@ function literalLookup(address: string, family: unknown, callback: (err: Error |
 
 /** How long close() waits for replies libuv still queues (the kernel's buffer was full). */
 const CLOSE_DRAIN_MS = 1000;
+/** A steered flow's queue (the kernel doubles it): a few dozen small datagrams. */
+const STEERED_BUFFER_BYTES = 16 * 1024;
 
 export class UdpListener implements Responder {
   readonly transport = 'udp';
@@ -53,6 +56,36 @@ export class UdpListener implements Responder {
         resolve(this.socket.address().port);
       });
     });
+  }
+
+  /**
+   * A queue of its own for the datagrams of `address`:`port` (udp-steer.ts): a socket bound to this
+   * one's port (SO_REUSEPORT) and connected to the flow. What it reads is answered from this socket,
+   * as if it had come here. Null when this socket shares no port (not bound with reusePort).
+   */
+  steer(address: string, port: number): SteeredQueue | null {
+    if (!this.opts.reusePort || this.closed) return null;
+    const local = this.socket.address();
+    const s = dgram.createSocket({ type: local.family === 'IPv6' ? 'udp6' : 'udp4', lookup: literalLookup, reusePort: true });
+    let open = true;
+    const close = (): void => {
+      if (!open) return;
+      open = false;
+      s.close();
+    };
+    // A flow that cannot be steered (the bind or connect refused) stays on this socket's queue.
+    s.on('error', close);
+    s.on('message', (msg, rinfo) => this.opts.onQuery(msg, rinfo.address, rinfo.port, this));
+    s.bind({ address: local.address, port: local.port, exclusive: true }, () => {
+      if (!open) return;
+      try {
+        s.setRecvBufferSize(STEERED_BUFFER_BYTES);
+        s.connect(port, address);
+      } catch {
+        close();
+      }
+    });
+    return { close };
   }
 
   // No completion callback: with one, dgram queues a nextTick and an async context per reply,

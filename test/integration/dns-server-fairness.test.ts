@@ -2,9 +2,10 @@
 // (127.0.0.66) flooding new names at 20,000 a second, three others (127.0.0.2-4, real dig) asking
 // new names one after another. With fairness the others' misses are all answered, and the flooder is
 // named limited and let go after; without it, the same flood leaves the others' questions queued
-// behind it.
+// behind it. A flood that backs up the receive queue is steered to a queue of its own.
 
 import t from 'tap';
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { Class, Type } from '../../pkg/dns/constants.ts';
 import { Fairness } from '../../pkg/dns/fairness.ts';
@@ -12,6 +13,7 @@ import { emptyMessage } from '../../pkg/dns/message.ts';
 import type { Answer, Query } from '../../pkg/dns/server.ts';
 import { startServer } from '../helpers/dns-server.ts';
 import { askFrom, floodNames } from '../helpers/flood.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 /** Answers every name with one A record, after 0.3 ms of work on the thread. */
 function costly(q: Query): Answer {
@@ -46,4 +48,31 @@ t.test('without fairness the same flood queues the others behind it', async (t) 
   const [one] = await Promise.all([askFrom(port, '127.0.0.2', ['n0.other.test', 'n1.other.test', 'n2.other.test'])]);
   stop();
   t.ok(one.answered < 3 || one.slowestMs > 500, `lost or slow (${one.answered} of 3 answered, slowest ${Math.round(one.slowestMs)} ms)`);
+});
+
+/** Whether a socket on `port` is connected to `remote` (an IPv4 address), as /proc/net/udp lists it. */
+function connectedTo(port: number, remote: string): boolean {
+  const hex = (n: number, width: number) => n.toString(16).toUpperCase().padStart(width, '0');
+  const remoteHex = hex(remote.split('.').reduceRight((n, b) => n * 256 + Number(b), 0), 8);
+  return readFileSync('/proc/net/udp', 'latin1')
+    .split('\n')
+    .some((l) => {
+      const f = l.trim().split(/\s+/);
+      return f[1]?.endsWith(`:${hex(port, 4)}`) && f[2]?.startsWith(`${remoteHex}:`);
+    });
+}
+
+t.test("a flood that backs up the port's queue gets a queue of its own (a socket connected to its flow); the others are answered; back when it stops", async (t) => {
+  const fairness = new Fairness();
+  t.teardown(() => fairness.close());
+  // A short receive queue: the flood backs it up on any machine.
+  const { port } = await startServer(t, { handler: costly, fairness, answerCacheBytes: 0, udpRecvBufferSize: 64 * 1024 });
+  t.notOk(connectedTo(port, '127.0.0.66'), 'no flow steered before the flood');
+  const stop = await floodNames(t, port, '127.0.0.66', 40_000, 'flood.test');
+  await eventually(() => connectedTo(port, '127.0.0.66'), "the flooder's flow on a socket of its own", 5000);
+  t.equal(fairness.steeredFlows, 1);
+  const others = await Promise.all(['127.0.0.2', '127.0.0.3'].map((from) => askFrom(port, from, Array.from({ length: 10 }, (_, i) => `s${i}.${from.replace(/\./g, '-')}.test`))));
+  t.same(others.map((o) => o.answered), [10, 10], `every question of the others answered (slowest ${others.map((o) => Math.round(o.slowestMs)).join(', ')} ms)`);
+  stop();
+  await eventually(() => !connectedTo(port, '127.0.0.66') && fairness.steeredFlows === 0, 'the flow back on the port once its asker is let go', 5000);
 });

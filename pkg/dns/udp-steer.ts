@@ -1,0 +1,102 @@
+// A UDP flood faster than a thread reads fills the port's one receive queue, and every other asker's
+// query waits behind all of it (a 4 MiB buffer: ~50 ms). Fair shares cannot help there: by the time a
+// datagram is read, its wait is over. The kernel can: a UDP socket connected to one remote address
+// and port, bound to the same port in the same SO_REUSEPORT group, gets that flow's datagrams ahead of
+// the group (its lookup scores higher), in a queue of its own. Kept small, that queue holds a few of
+// the flood's datagrams; the kernel drops the rest before we spend anything on them, and the port's
+// own queue is left to everyone else.
+//
+// A flow (source address and port) is steered when, while misses are shared because the queue backs
+// up, its asker's misses were dropped over its share at least MIN_DROPS times in a window; at most
+// MAX_FLOWS at once, the most dropped first. What arrives on a flow's queue is answered as any other
+// query (its asker keeps its share). A flow goes back when its asker is no longer limited, or sharing
+// ends. Only an asker that is the packet's own source is steered: one named in a trusted cache's
+// Client Subnet shares its cache's flows with everyone behind it.
+
+/** A flow's own queue: a connected socket (UdpListener.steer). */
+export interface SteeredQueue {
+  close(): void;
+}
+
+export interface FlowSteeringOptions {
+  /** Opens a queue of its own for datagrams from `address`:`port`; null when it cannot. */
+  open(address: string, port: number): SteeredQueue | null;
+}
+
+/** Flows steered at most at once. */
+export const MAX_FLOWS = 16;
+/** Drops in a window from which a flow is steered (a well-behaved client sends far fewer). */
+const MIN_DROPS = 50;
+/** Flows counted a window at most (a spoofed flood from new ports each time must not grow memory). */
+const MAX_COUNTED = 1024;
+
+export class FlowSteering {
+  private readonly o: FlowSteeringOptions;
+  /** This window's drops: address → port → count. */
+  private drops = new Map<string, Map<number, number>>();
+  private counted = 0;
+  /** Steered now: address → port → its queue. */
+  private readonly steered = new Map<string, Map<number, SteeredQueue>>();
+  private steeredCount = 0;
+  /** Flows steered since start (for the metric). */
+  total = 0;
+
+  constructor(o: FlowSteeringOptions) {
+    this.o = o;
+  }
+
+  /** Flows on a queue of their own now. */
+  get size(): number {
+    return this.steeredCount;
+  }
+
+  /** A miss from `address`:`port`, its asker, dropped over its share. */
+  dropped(address: string, port: number): void {
+    let ports = this.drops.get(address);
+    if (ports === undefined) {
+      if (this.counted >= MAX_COUNTED) return;
+      this.drops.set(address, (ports = new Map()));
+    }
+    const n = ports.get(port);
+    if (n === undefined) {
+      if (this.counted >= MAX_COUNTED) return;
+      this.counted++;
+    }
+    ports.set(port, (n ?? 0) + 1);
+  }
+
+  /** A window's end: with `pressure`, the most dropped flows get queues of their own. Counts start afresh. */
+  window(pressure: boolean): void {
+    if (pressure && this.steeredCount < MAX_FLOWS) {
+      const flows: [string, number, number][] = [];
+      for (const [address, ports] of this.drops) for (const [port, n] of ports) if (n >= MIN_DROPS && this.steered.get(address)?.has(port) !== true) flows.push([address, port, n]);
+      flows.sort((x, y) => y[2] - x[2]);
+      for (const [address, port] of flows.slice(0, MAX_FLOWS - this.steeredCount)) this.steer(address, port);
+    }
+    this.drops = new Map();
+    this.counted = 0;
+  }
+
+  /** `address`'s flows back to the port's queue (its asker is no longer limited). */
+  release(address: string): void {
+    const ports = this.steered.get(address);
+    if (ports === undefined) return;
+    for (const q of ports.values()) q.close();
+    this.steeredCount -= ports.size;
+    this.steered.delete(address);
+  }
+
+  releaseAll(): void {
+    for (const address of [...this.steered.keys()]) this.release(address);
+  }
+
+  private steer(address: string, port: number): void {
+    const q = this.o.open(address, port);
+    if (q === null) return;
+    let ports = this.steered.get(address);
+    if (ports === undefined) this.steered.set(address, (ports = new Map()));
+    ports.set(port, q);
+    this.steeredCount++;
+    this.total++;
+  }
+}
