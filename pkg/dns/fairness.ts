@@ -116,6 +116,8 @@ export class Fairness {
   private readonly steering: FlowSteering[] = [];
   /** The last window's: a watched queue backing up. */
   private pressure = false;
+  /** A watched queue backed up since sharing began: its floods are steered (udp-steer.ts) until sharing ends. */
+  private backedUp = false;
   private windowStart: number;
   /** Misses in flight each asker may have once `slots` are: the slots over the askers waiting (at the last window's end). */
   private slotShare = Infinity;
@@ -263,8 +265,9 @@ export class Fairness {
       if (this.calm >= CALM_WINDOWS) this.shared = false;
       this.share = this.shared ? this.nextShare(busy) : Infinity;
     }
+    this.backedUp = this.shared && (this.backedUp || this.pressure);
     for (const f of this.steering) {
-      f.window(this.shared && this.pressure);
+      f.window(this.backedUp);
       if (!this.shared) f.releaseAll();
     }
     this.admittedInWindow = 0;

@@ -21,6 +21,7 @@ import type { HandlerStats } from './handler.ts';
 import { LoopDetector } from './loop.ts';
 import { inServerOrder, serversBindTexts } from './stats.ts';
 import type { CacheCounters } from './stats.ts';
+import { assertUdpPortFree } from '../dns/port-taken.ts';
 import type { ForwarderStats, ServerStats } from '../forward/forward.ts';
 
 /**
@@ -157,19 +158,26 @@ export class DnsCache {
       statistics: opts.totals && (async () => this.statistics(await opts.totals!())),
       sharedStore: opts.threads !== undefined ? { maxBytes: c.cacheBytes } : undefined,
     });
-    const addresses = c.listenAddresses.length > 0 ? c.listenAddresses : ['0.0.0.0'];
+    const addresses = listenAddresses(c);
     // One cache for every address: a question asked on one is a hit on all.
     const onCacheHit = c.logQueries ? this.handler.logHit : undefined;
     // The forwarder's slots are shared too, once half of them are taken.
     this.fairness = fairShare({ settings: fairShareSettings(c.fairShareBusy, c.fairShareFloor), log, slots: Math.ceil(c.dnsForwardMax / 2) });
     const fairness = this.fairness ?? undefined;
-    this.servers = addresses.map((address) => new DnsServer({ handler: this.handler.handle, address, port: c.port, answerCache: this.cache, onCacheHit, reusePort: c.reusePort, roundRobin: c.roundRobin, maxTcpConnections: tcpConnectionsShare(opts.threads ?? 1), fairness }));
+    this.servers = addresses.map((address) => new DnsServer({ handler: this.handler.handle, address, port: c.port, answerCache: this.cache, onCacheHit, reusePort: this.sharesPort(), roundRobin: c.roundRobin, maxTcpConnections: tcpConnectionsShare(opts.threads ?? 1), fairness }));
+  }
+
+  /** SO_REUSEPORT on the port: for --workers' threads, and for fair shares' steered flows (pkg/dns udp-steer.ts). */
+  private sharesPort(): boolean {
+    return this.c.reusePort || this.fairness !== null;
   }
 
   /** Binds every listen address (one taken: all closed, rejects); the addresses and ports bound. */
   async start(): Promise<{ address: string; port: number }[]> {
     const listening: { address: string; port: number }[] = [];
     try {
+      // Bound with SO_REUSEPORT, a second server on the port would share it silently: refused here.
+      if (this.sharesPort() && !this.c.reusePort) for (const a of listenAddresses(this.c)) await assertUdpPortFree(a, this.c.port);
       for (const s of this.servers) listening.push(await s.listen());
     } catch (err) {
       await Promise.all(this.servers.map((s) => s.close(0)));
@@ -271,4 +279,9 @@ export class DnsCache {
   private probe(): void {
     this.loop?.probe(this.defaults).catch((err: unknown) => this.log.warn('loop probes failed', { err }));
   }
+}
+
+/** The addresses dnscache listens on: --listen-address, else every IPv4 address. */
+export function listenAddresses(c: Pick<DnscacheConfig, 'listenAddresses'>): string[] {
+  return c.listenAddresses.length > 0 ? c.listenAddresses : ['0.0.0.0'];
 }

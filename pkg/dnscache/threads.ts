@@ -15,7 +15,7 @@ import { resolveWorkers } from '../dnsthreads/auto.ts';
 import type { AutoWorkers, ThreadBudget } from '../dnsthreads/auto.ts';
 import type { ThreadStats } from '../dnsthreads/threads.ts';
 import type { DnscacheConfig } from './args.ts';
-import { addWireStats, DnsCache, threadAnswerCache } from './program.ts';
+import { addWireStats, DnsCache, listenAddresses, threadAnswerCache } from './program.ts';
 import type { DnsCacheSnapshot } from './program.ts';
 
 /**
@@ -60,8 +60,7 @@ export class DnsCacheThreads {
   /** Binds here, then starts the other threads on the same addresses and ports; rejects (all stopped) when one cannot. */
   async start(): Promise<{ address: string; port: number }[]> {
     // Our sockets are SO_REUSEPORT: without this, a second server on the port would share it silently.
-    const addresses = this.c.listenAddresses.length > 0 ? this.c.listenAddresses : ['0.0.0.0'];
-    for (const a of this.c.reusePort ? [] : addresses) await assertUdpPortFree(a, this.c.port);
+    for (const a of this.c.reusePort ? [] : listenAddresses(this.c)) await assertUdpPortFree(a, this.c.port);
     const listening = await this.owner.start();
     const c = this.c;
     const cache = threadAnswerCache(c);

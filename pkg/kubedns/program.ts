@@ -266,7 +266,7 @@ export class KubeDns {
     const podOf = pods !== null && o.source instanceof KubernetesSource ? new PodNames((path, ms) => (o.source as KubernetesSource).list(path, ms)).of : undefined;
     this.fairness = fairShare({ settings: o.fairShare ?? null, log: this.log, trustsSubnetOf: nodes.trusts, describe, podOf, metrics: { registry: this.metrics.registry, prefix: 'kubedns' } });
     const fairness = this.fairness ?? undefined;
-    this.server = new DnsServer({ handler: this.handler, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, onReply, answerCache: answers, roundRobin: o.roundRobin, maxUdpSize: o.maxUdpSize, reusePort: workers > 1, maxTcpConnections: tcpConnectionsShare(workers), fairness });
+    this.server = new DnsServer({ handler: this.handler, address: o.dnsBindAddress, port: o.dnsPort, observer: this.metrics.observer, onReply, answerCache: answers, roundRobin: o.roundRobin, maxUdpSize: o.maxUdpSize, reusePort: workers > 1 || fairness !== undefined, maxTcpConnections: tcpConnectionsShare(workers), fairness });
   }
 
   private chainOf(plugins: readonly ServedBefore[]): Handler {
@@ -354,8 +354,8 @@ export class KubeDns {
       this.configure(config);
     });
     if (!announced) this.configure(this.configSync.current());
-    // --workers binds with SO_REUSEPORT: a second server on the port must still be refused.
-    if (this.workers.workers > 1) await assertUdpPortFree(o.dnsBindAddress, o.dnsPort);
+    // --workers and fair shares (steered flows) bind with SO_REUSEPORT: a second server on the port must still be refused.
+    if (this.workers.workers > 1 || this.fairness !== null) await assertUdpPortFree(o.dnsBindAddress, o.dnsPort);
     const bound = await this.server.listen();
     await this.startThreads(bound);
     this.log.info('DNS listening', { address: bound.address, port: bound.port, domain: o.domain, threads: this.workers.workers, threadsBy: this.workers.why });

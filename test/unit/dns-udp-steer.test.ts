@@ -1,0 +1,65 @@
+// pkg/dns's FlowSteering with the queues it opens recorded: only a flow that lost 50 misses in a
+// window while the port's queue backed up gets a queue of its own, the most dropped first, 16 at most;
+// back when its asker is let go or sharing ends.
+
+import t from 'tap';
+import { FlowSteering, MAX_FLOWS } from '../../pkg/dns/udp-steer.ts';
+
+function recorded(refuse = false) {
+  const open = new Set<string>();
+  const steering = new FlowSteering({
+    open: (address, port) => {
+      if (refuse) return null;
+      const key = `${address}:${port}`;
+      open.add(key);
+      return { close: () => open.delete(key) };
+    },
+  });
+  return { steering, open };
+}
+
+const drop = (s: FlowSteering, address: string, port: number, n: number) => {
+  for (let i = 0; i < n; i++) s.dropped(address, port);
+};
+
+t.test('steered: a flow with 50 drops in a window while the queue backs up; not without the backlog, not under 50', async (t) => {
+  const { steering, open } = recorded();
+  drop(steering, '10.0.0.66', 4000, 500);
+  steering.window(false);
+  t.same([...open], [], 'the queue short: nothing steered, however many drops');
+  drop(steering, '10.0.0.66', 4000, 500);
+  drop(steering, '10.0.0.7', 5353, 49);
+  steering.window(true);
+  t.same([...open], ['10.0.0.66:4000'], 'the flood steered; a flow under 50 drops stays');
+  t.equal(steering.size, 1);
+  drop(steering, '10.0.0.66', 4000, 500);
+  steering.window(true);
+  t.equal(steering.total, 1, 'a flow steered already is not opened twice');
+  drop(steering, '10.0.0.66', 4001, 60);
+  steering.window(true);
+  t.same([...open].sort(), ['10.0.0.66:4000', '10.0.0.66:4001'], "the asker's other flow too");
+  steering.release('10.0.0.66');
+  t.same([...open], [], 'its asker let go: every flow of it back');
+  t.equal(steering.size, 0);
+});
+
+t.test(`at most ${MAX_FLOWS} flows, the most dropped first; a flow that cannot be opened is not counted`, async (t) => {
+  const { steering, open } = recorded();
+  for (let p = 0; p < 40; p++) drop(steering, '10.0.0.66', 1000 + p, 50 + p);
+  steering.window(true);
+  t.equal(open.size, MAX_FLOWS);
+  t.ok(open.has('10.0.0.66:1039') && !open.has('10.0.0.66:1000'), 'the most dropped ones');
+  steering.releaseAll();
+  t.equal(open.size, 0, 'sharing over: all back');
+  const refusing = recorded(true);
+  drop(refusing.steering, '10.0.0.66', 4000, 100);
+  refusing.steering.window(true);
+  t.equal(refusing.steering.size, 0);
+});
+
+t.test('a spoofed flood from ever new ports is counted in a bounded table', async (t) => {
+  const { steering, open } = recorded();
+  for (let p = 0; p < 5000; p++) steering.dropped(`10.0.${p % 250}.1`, p);
+  steering.window(true);
+  t.equal(open.size, 0, 'no flow among them dropped 50 times');
+});
