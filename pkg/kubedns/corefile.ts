@@ -6,7 +6,7 @@
 // else is refused at its line, never ignored.
 
 import { inZone } from '../dns/names.ts';
-import { duration, invalid, noArgs, unserved, wholeNumber } from '../corefile/args.ts';
+import { duration, noArgs, unserved } from '../corefile/args.ts';
 import { CorefileError } from '../corefile/errors.ts';
 import type { Place } from '../corefile/errors.ts';
 import { planBlocks } from '../corefile/plan.ts';

@@ -5,7 +5,7 @@
 // Prometheus scrapes.
 
 import client from 'prom-client';
-import { mirroredCounter, mirroredGauge } from '../metrics/mirror.ts';
+import { mirroredCounter } from '../metrics/mirror.ts';
 import type { NodeCachePlan } from './plan.ts';
 import type { ZoneEngine } from './engine.ts';
 import { RequestMetrics } from './request-metrics.ts';
