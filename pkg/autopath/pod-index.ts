@@ -75,6 +75,12 @@ export class PodIndex {
     return this.keys[this.find(ip)] === ip;
   }
 
+  /** A number per namespace for the pod at `ip`, the same for every pod of it (1 on), 0: unknown or ambiguous. */
+  namespaceNumberOf(ip: number): number {
+    const v = this.values[this.find(ip)];
+    return v === EMPTY || (v & AMBIGUOUS) !== 0 ? 0 : v & NS_MASK;
+  }
+
   /** The namespace of the pod at `ip` (from ipv4Number), or undefined: unknown or ambiguous. */
   namespaceOf(ip: number): string | undefined {
     const v = this.values[this.find(ip)];

@@ -107,7 +107,18 @@ export interface Answer {
   clientScope?: number;
   /** A cacheable answer with a `ttl`: asked again of the handler (Query.prefetch) ahead of its expiry as this rule says. */
   prefetch?: PrefetchRule;
+  /**
+   * A cacheable answer that holds for every asker of the query's cache partition (partitionCache()),
+   * not for all: kept only under that partition, never by a server without one.
+   */
+  partitioned?: boolean;
 }
+
+/**
+ * Which part of the answer cache a query's asker reads and fills (DnsServer.partitionCache): a number
+ * 0-65535, or -1 for none (the question's own entries only; a partitioned answer is not kept).
+ */
+export type CachePartition = (address: string, view: OptView) => number;
 
 /**
  * A reply just sent: the request, where its question name ends (under HEADER_SIZE: no question was
@@ -237,7 +248,9 @@ export class DnsServer {
   /** Queries waiting on an asynchronous handler. */
   private inflight = 0;
   // Reused by every packet; only read synchronously. One byte past the question for DO and CD.
-  private readonly keyBuf = Buffer.allocUnsafe(QUESTION_KEY_MAX + 1);
+  /** The question's key, its DO/CD byte, and a partition's two bytes. */
+  private readonly keyBuf = Buffer.allocUnsafe(QUESTION_KEY_MAX + 3);
+  private partition: CachePartition | null = null;
   private readonly optView: OptView = emptyOptView();
 
   constructor(options: DnsServerOptions) {
@@ -285,6 +298,15 @@ export class DnsServer {
         if (port !== 0 || attempt >= PORT_ATTEMPTS || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
       }
     }
+  }
+
+  /**
+   * Splits the answer cache by asker from now on (null: one cache for all again): each query's key
+   * gets `fn`'s partition, so an answer marked `partitioned` is kept for the askers of its partition
+   * (kube-dns under a visibility policy: the asker's namespace). Drops nothing: call invalidate().
+   */
+  partitionCache(fn: CachePartition | null): void {
+    this.partition = fn;
   }
 
   /**
@@ -433,7 +455,13 @@ export class DnsServer {
     // Answers may differ with DO and CD (a DNSSEC-aware upstream's do), so every key carries both.
     const keyEnd = qEnd - HEADER_SIZE;
     key[keyEnd] = (optDo === true ? KEY_DO : 0) | (req[3] & B3_CD ? KEY_CD : 0);
-    const cacheKey = key.toString('latin1', 0, keyEnd + 1);
+    let keyLength = keyEnd + 1;
+    const partition = this.partition === null ? -1 : this.partition(address, this.optView);
+    if (partition >= 0) {
+      key[keyLength++] = partition >>> 8;
+      key[keyLength++] = partition & 0xff;
+    }
+    const cacheKey = key.toString('latin1', 0, keyLength);
     const hit = this.cache.get(cacheKey);
     if (hit !== undefined) {
       this.stats.cacheHits++;
@@ -457,7 +485,7 @@ export class DnsServer {
         return via.skip();
       }
     }
-    this.miss(req, qEnd, msgEnd, cacheKey, optDo, limit, address, port, via, started, asker);
+    this.miss(req, qEnd, msgEnd, cacheKey, partition >= 0, optDo, limit, address, port, via, started, asker);
   }
 
   private miss(
@@ -465,6 +493,7 @@ export class DnsServer {
     qEnd: number,
     msgEnd: number,
     cacheKey: string,
+    partitioned: boolean,
     optDo: boolean | null,
     limit: number,
     address: string,
@@ -496,7 +525,7 @@ export class DnsServer {
           t.tag = answer.tag ?? 0;
           if (answer.clientScope !== undefined) {
             if (q.clientSubnet !== null) t.opt = clientSubnetOpt(q.clientSubnet, answer.clientScope, t.rcode);
-          } else if (answer.cacheable === true) {
+          } else if (answer.cacheable === true && (answer.partitioned !== true || partitioned)) {
             if (answer.prefetch !== undefined && answer.ttl !== undefined) t.freq = new HitFrequency(answer.prefetch);
             this.cache.set(cacheKey, t, generation, answer.ttl, answer.group);
           }

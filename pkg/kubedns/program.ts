@@ -442,6 +442,8 @@ export class KubeDns {
     this.config = next;
     this.stubZones = [...next.stubDomains.keys()];
     this.log.info('configuration loaded', { from: this.configSync.describe() });
+    // Under a policy the zone's answers to direct askers hold per namespace: the cache split by it.
+    this.server.partitionCache(next.visibility === null ? null : this.resolver.askerPartition);
     if (policy !== policyBefore) {
       // Answers kept under the old policy (or before there was one) must not outlive it.
       this.invalidate();

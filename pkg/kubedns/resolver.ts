@@ -5,6 +5,7 @@ import { Class, Rcode, Type } from '../dns/constants.ts';
 import { emptyMessage } from '../dns/message.ts';
 import type { Edns, Message, ResourceRecord } from '../dns/message.ts';
 import { OPTION_ECS } from '../dns/question.ts';
+import type { OptView } from '../dns/question.ts';
 import { isLoopback } from '../dns/ip.ts';
 import { encodeMessage, parseMessage } from '../dns/codec.ts';
 import type { Answer, Query } from '../dns/server.ts';
@@ -25,6 +26,7 @@ import type { ServiceEntryNames } from '../serviceentry/names.ts';
 import { askerIPv4, firstCandidate, restOfWalk, WALK_UPSTREAM_BUDGET_MS } from '../autopath/search.ts';
 import type { Autopath } from '../autopath/autopath.ts';
 import type { PodIndex } from '../autopath/pod-index.ts';
+import { ipv4OfAddress } from '../autopath/pod-index.ts';
 import type { VisibilityPolicy } from '../config/model.ts';
 import { ownerOf, sees } from '../visibility/visibility.ts';
 
@@ -82,7 +84,7 @@ export interface ResolverOptions {
   /** The ConfigMap's `visibility` policy as last loaded (null: none, every answer as without it). */
   visibility?: () => VisibilityPolicy | null;
   /** Pod addresses → namespaces (the Pod watch): whose pod asks, for the policy; none: every asker unknown. */
-  pods?: Pick<PodIndex, 'namespaceOf'> | null;
+  pods?: Pick<PodIndex, 'namespaceOf' | 'namespaceNumberOf'> | null;
   /**
    * A Corefile's `cache`: forwarded replies kept under this policy (their TTLs clamped to it); absent:
    * none kept (the pod's cache in front keeps them).
@@ -110,6 +112,11 @@ function lookupReply(r: LookupResult): Message {
 /** An answer that holds for its asker alone: never cached, kept by a cache in front for that asker only. */
 function scoped(a: Answer): Answer {
   return { ...a, cacheable: false, below: undefined, group: undefined, clientScope: 32 };
+}
+
+/** An answer for every asker of the query's namespace: kept under it (the server's cache partition, askerPartition). */
+function partitioned(a: Answer): Answer {
+  return a.cacheable === true ? { ...a, partitioned: true } : a;
 }
 
 export class Resolver {
@@ -173,11 +180,26 @@ export class Resolver {
     if (!this.o.isSynced()) return this.notReady('auth');
     const policy = this.o.visibility?.() ?? null;
     if (policy === null) return this.clusterAnswer(q);
-    // Under a policy every answer of the zone depends on who asks: scoped to the asker (no cache
-    // shares it), the names it may not see answered as names that do not exist, at the same cost.
-    const answer = this.hidden(policy, this.askerNamespace(q), q.qname) ? { message: this.nxdomain(), tag: SYSTEM_TAG.auth } : this.clusterAnswer(q);
-    return answer instanceof Promise ? answer.then(scoped) : scoped(answer);
+    // Under a policy every answer of the zone depends on who asks. Asked through one of our caches,
+    // it is scoped to the pod (the cache keeps it for that pod alone); asked directly, it holds for
+    // every pod of the asker's namespace (the answer cache's partition: askerPartition). A name the
+    // asker may not see is answered as one that does not exist, by the same shared template.
+    const viaCache = q.clientSubnet !== null && this.trusts(q.remoteAddress);
+    const answer = this.hidden(policy, this.askerNamespace(q), q.qname) ? { message: this.nxdomain(), below: this.o.zone.domain, group: ZONE_WIDE, tag: SYSTEM_TAG.auth } : this.clusterAnswer(q);
+    const fit = viaCache ? scoped : partitioned;
+    return answer instanceof Promise ? answer.then(fit) : fit(answer);
   }
+
+  /**
+   * The answer cache's partition of a query under a visibility policy (DnsServer.partitionCache): its
+   * asker's namespace, as a number (0: unknown); -1 asked through one of our caches (answers scoped
+   * to the pod, never kept here). Read before the cache: the packet's source and Client Subnet only.
+   */
+  readonly askerPartition = (address: string, view: OptView): number => {
+    if (view.ecsFamily !== 0 && this.trusts(address)) return -1;
+    const n = this.o.pods?.namespaceNumberOf(ipv4OfAddress(address)) ?? 0;
+    return n <= 0xffff ? n : -1;
+  };
 
   /** The namespace of q's asker (undefined: not known), for the policy: read once a query. */
   private askerNamespace(q: Query): string | undefined {

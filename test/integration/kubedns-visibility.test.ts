@@ -15,6 +15,7 @@ import { eventually } from '../helpers/eventually.ts';
 import { startKubeDns, yamlDocs } from '../helpers/kubedns.ts';
 import type { KubeDns } from '../helpers/kubedns.ts';
 import { freePort } from '../helpers/ports.ts';
+import { sample, scrape } from '../helpers/sidecar.ts';
 import { repoRoot, startProgram } from '../helpers/process.ts';
 import { createLogger } from '../../pkg/log/log.ts';
 import { parseCorefile } from '../../pkg/corefile/read.ts';
@@ -29,13 +30,15 @@ const APPS = '127.0.0.32';
 const DEFAULT = '127.0.0.33';
 const MONITORING = '127.0.0.34';
 const UNKNOWN = '127.0.0.35';
+/** A second pod of default. */
+const DEFAULT_TWO = '127.0.0.36';
 
 const pod = (ns: string, ip: string) => `apiVersion: v1
 kind: Pod
 metadata: {name: client, namespace: ${ns}, uid: uid-${ns}}
 spec: {}
 status: {phase: Running, podIP: ${ip}}`;
-const PODS = [pod('frontend', FRONTEND), pod('apps', APPS), pod('default', DEFAULT), pod('monitoring', MONITORING)];
+const PODS = [pod('frontend', FRONTEND), pod('apps', APPS), pod('default', DEFAULT), pod('monitoring', MONITORING), pod('default', DEFAULT_TWO).replace('name: client', 'name: client-two').replace('uid-default', 'uid-default-two')];
 
 const POLICY = '{"allow": {"frontend": ["apps"], "monitoring": ["*"]}, "unknownAskers": "deny"}';
 
@@ -110,6 +113,21 @@ t.test("no cache hands one pod's answer to another, in either order", async (t) 
     t.equal((await ask(FRONTEND, name)).status, 'NXDOMAIN', `${name}: after the allowed pod asked`);
     t.equal((await ask(DEFAULT, name)).status, 'NOERROR', `${name}: after the denied pod asked`);
   }
+});
+
+t.test("asked directly, an answer is kept for its asker's namespace: another pod of it is answered from the cache, a pod of another namespace is not", async (t) => {
+  const kd = await kubeDns(t);
+  const hits = async () => sample(await scrape(kd.httpPort), 'kubedns_dns_answer_cache_hits_total');
+  const ask = (from: string) => dig(kd.dnsPort, 'web.default.svc.cluster.local', 'A', ['-b', from]).then((r) => r.status);
+  t.equal(await ask(DEFAULT), 'NOERROR');
+  const before = await hits();
+  t.equal(await ask(DEFAULT_TWO), 'NOERROR');
+  t.equal(await hits(), before + 1, "default's second pod: from the cache");
+  t.equal(await ask(FRONTEND), 'NXDOMAIN', 'frontend: not from it');
+  t.equal(await ask(FRONTEND), 'NXDOMAIN');
+  t.equal(await hits(), before + 1, "a denial reads as a missing name: never a per-name cache entry, whoever asks");
+  t.equal(await ask(MONITORING), 'NOERROR');
+  t.equal(await hits(), before + 1, "monitoring's first ask: its own entry, not default's");
 });
 
 t.test('through the pod dnscache (--add-subnet=32,128, denials kept): each pod gets its own answer', async (t) => {
