@@ -38,3 +38,28 @@ t.test('a stalled reader: queued bytes, then drops once its buffer is full', asy
   t.ok(full.drops > 0, `past its buffer: ${full.drops} dropped`);
   t.equal(udpBacklog(1), null, 'a port nobody holds: nothing known');
 });
+
+t.test("a socket connected to one flow (a steered flood's own queue) is not the port's queue: its drops are not counted", async (t) => {
+  const main = createSocket({ type: 'udp4', reusePort: true });
+  t.teardown(() => main.close());
+  await new Promise<void>((r) => main.bind(0, '127.0.0.1', () => r()));
+  main.on('message', () => {});
+  const port = main.address().port;
+  const s = createSocket('udp4');
+  t.teardown(() => s.close());
+  await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
+  const code = `
+    const { parentPort, workerData } = require('node:worker_threads');
+    const q = require('node:dgram').createSocket({ type: 'udp4', reusePort: true, recvBufferSize: 4096 });
+    q.bind(workerData.port, '127.0.0.1', () => q.connect(workerData.from, '127.0.0.1', () => {
+      parentPort.postMessage('connected');
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 3000);
+      q.close();
+    }));`;
+  const w = new Worker(code, { eval: true, workerData: { port, from: s.address().port } });
+  t.teardown(() => w.terminate());
+  await new Promise((r) => w.once('message', r));
+  const payload = Buffer.alloc(100);
+  await Promise.all(Array.from({ length: 500 }, () => new Promise((r) => s.send(payload, port, '127.0.0.1', r))));
+  t.same(udpBacklog(port), { queued: 0, drops: 0 }, "the flow's drops are on its own socket, the port's queue is empty");
+});
