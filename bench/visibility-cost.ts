@@ -2,8 +2,8 @@
 // Services asked of two kube-dns (one thread each, CPU 0), one with a policy in its ConfigMap
 // (`{"unknownAskers": "allow"}`: everyone still sees everything, so both answer the same), one
 // without, alternated over rounds in one run: dnsperf's most (CPU 1), and the CPU per query. Under a
-// policy no answer of the zone is served from the cache (each is scoped to its asker): every query
-// runs the zone lookup and the decision; without it the names are cache hits.
+// policy dnsperf's answers are kept under its namespace's cache partition (unknown: one for all such
+// askers), so the repeats are cache hits as without it; what is left is the partition's lookup.
 // Then the oracle question: a third kube-dns whose policy denies unknown askers (dnsperf's address is
 // no pod's), asked, interleaved at a fixed rate, the Services' names (hidden from it) and names of the
 // same namespaces that do not exist: the latency of each kind, and the CPU per query of each alone.

@@ -327,6 +327,8 @@ export class DnsServer {
   async close(drainMs = DEFAULT_DRAIN_MS): Promise<void> {
     if (this.closing) return;
     this.closing = true;
+    // Steered flows' sockets are this port's too: they go with it.
+    this.steering?.releaseAll();
     const stopTcp = this.tcp?.stopAccepting();
     await this.drain(drainMs);
     this.tcp?.destroyAll();

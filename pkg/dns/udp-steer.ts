@@ -33,13 +33,11 @@ const MAX_COUNTED = 1024;
 export class FlowSteering {
   private readonly o: FlowSteeringOptions;
   /** This window's drops: address → port → count. */
-  private drops = new Map<string, Map<number, number>>();
+  private readonly drops = new Map<string, Map<number, number>>();
   private counted = 0;
   /** Steered now: address → port → its queue. */
   private readonly steered = new Map<string, Map<number, SteeredQueue>>();
   private steeredCount = 0;
-  /** Flows steered since start (for the metric). */
-  total = 0;
 
   constructor(o: FlowSteeringOptions) {
     this.o = o;
@@ -73,7 +71,7 @@ export class FlowSteering {
       flows.sort((x, y) => y[2] - x[2]);
       for (const [address, port] of flows.slice(0, MAX_FLOWS - this.steeredCount)) this.steer(address, port);
     }
-    this.drops = new Map();
+    this.drops.clear();
     this.counted = 0;
   }
 
@@ -97,6 +95,5 @@ export class FlowSteering {
     if (ports === undefined) this.steered.set(address, (ports = new Map()));
     ports.set(port, q);
     this.steeredCount++;
-    this.total++;
   }
 }

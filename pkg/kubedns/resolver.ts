@@ -184,7 +184,7 @@ export class Resolver {
     // it is scoped to the pod (the cache keeps it for that pod alone); asked directly, it holds for
     // every pod of the asker's namespace (the answer cache's partition: askerPartition). A name the
     // asker may not see is answered as one that does not exist, by the same shared template.
-    const viaCache = q.clientSubnet !== null && this.trusts(q.remoteAddress);
+    const viaCache = this.viaOurCache(q);
     const answer = this.hidden(policy, this.askerNamespace(q), q.qname) ? { message: this.nxdomain(), below: this.o.zone.domain, group: ZONE_WIDE, tag: SYSTEM_TAG.auth } : this.clusterAnswer(q);
     const fit = viaCache ? scoped : partitioned;
     return answer instanceof Promise ? answer.then(fit) : fit(answer);
@@ -200,6 +200,11 @@ export class Resolver {
     const n = this.o.pods?.namespaceNumberOf(ipv4OfAddress(address)) ?? 0;
     return n <= 0xffff ? n : -1;
   };
+
+  /** Whether q came through one of our caches, naming its pod in the Client Subnet. */
+  private viaOurCache(q: Query): boolean {
+    return q.clientSubnet !== null && this.trusts(q.remoteAddress);
+  }
 
   /** The namespace of q's asker (undefined: not known), for the policy: read once a query. */
   private askerNamespace(q: Query): string | undefined {
@@ -269,7 +274,7 @@ export class Resolver {
   /** Whether `q` is a first candidate that autopath may answer differently for another asker our cache names. */
   private walkableFor(q: Query): boolean {
     const ap = this.o.autopath;
-    return ap !== undefined && ap !== null && q.clientSubnet !== null && this.trusts(q.remoteAddress) && firstCandidate(q.qname, this.o.zone.domain) !== null;
+    return ap !== undefined && ap !== null && this.viaOurCache(q) && firstCandidate(q.qname, this.o.zone.domain) !== null;
   }
 
   /**

@@ -76,3 +76,15 @@ t.test("a flood that backs up the port's queue gets a queue of its own (a socket
   stop();
   await eventually(() => !connectedTo(port, '127.0.0.66') && fairness.steeredFlows === 0, 'the flow back on the port once its asker is let go', 5000);
 });
+
+t.test("a server closed while a flow is steered closes the flow's socket too", async (t) => {
+  const fairness = new Fairness();
+  t.teardown(() => fairness.close());
+  const { server, port } = await startServer(t, { handler: costly, fairness, answerCacheBytes: 0, udpRecvBufferSize: 64 * 1024 });
+  const stop = await floodNames(t, port, '127.0.0.66', 40_000, 'flood.test');
+  await eventually(() => connectedTo(port, '127.0.0.66'), "the flooder's flow on a socket of its own", 5000);
+  await server.close(0);
+  stop();
+  await eventually(() => !connectedTo(port, '127.0.0.66'), 'no socket left on the port', 2000);
+  t.pass('closed');
+});
