@@ -10,8 +10,12 @@ import { trimPod } from './trim.ts';
 
 export const POD_KIND = 'Pod';
 
-/** The Pod kind, keeping pod addresses in `index` and their nodes' in `nodes`. */
-export function podKind(index: PodIndex, nodes: NodeAddresses): ClusterKind {
+/**
+ * The Pod kind, keeping pod addresses in `index` and their nodes' in `nodes`. `changed` hears of an
+ * address (ipv4Number) whose namespace, or whose trust as a node, may differ now; null: any address's
+ * (a relist's end).
+ */
+export function podKind(index: PodIndex, nodes: NodeAddresses, changed: (ip: number | null) => void = () => undefined): ClusterKind {
   return {
     kind: POD_KIND,
     api: '/api/v1',
@@ -26,14 +30,21 @@ export function podKind(index: PodIndex, nodes: NodeAddresses): ClusterKind {
       relisted: () => {
         index.endRelist();
         nodes.endRelist();
+        changed(null);
       },
     },
     apply(_store, e: SourceEvent) {
       const pod = trimPod(e.object);
       if (pod === null) return;
-      if (e.type !== 'delete') nodes.add(pod.node);
+      const namespace = index.namespaceNumberOf(pod.ip);
+      if (e.type !== 'delete') {
+        const known = nodes.has(pod.node);
+        nodes.add(pod.node);
+        if (!known && nodes.has(pod.node)) changed(pod.node);
+      }
       if (e.type !== 'delete' && pod.indexed) index.set(pod.ip, pod.namespace, pod.owner, pod.eligible);
       else index.remove(pod.ip, pod.owner);
+      if (index.namespaceNumberOf(pod.ip) !== namespace) changed(pod.ip);
     },
   };
 }

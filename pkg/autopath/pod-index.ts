@@ -34,6 +34,11 @@ export function ipv4Number(ip: string): number {
   return parseIPv4(ip, 0, ip.length, quad, 0) ? ipv4FromBytes(quad) : -1;
 }
 
+/** An ipv4Number as `a.b.c.d`. */
+export function ipv4Text(ip: number): string {
+  return `${ip >>> 24}.${(ip >>> 16) & 0xff}.${(ip >>> 8) & 0xff}.${ip & 0xff}`;
+}
+
 /** ipv4Number of a socket's remote address, an IPv4-mapped IPv6 one (`::ffff:a.b.c.d`) included. */
 export function ipv4OfAddress(address: string): number {
   return ipv4Number(address.startsWith('::ffff:') ? address.slice(7) : address);

@@ -14,6 +14,19 @@ export interface RemoteQuery {
   prefetch: boolean;
 }
 
+/** The owner's reply to a miss: the answer, and under a partitioned cache the asker's partition as of the owner's change `epoch` (AskerPartitions). */
+export interface RemoteAnswer {
+  answer: import('../dns/server.ts').Answer | null;
+  partition?: number;
+  epoch: number;
+}
+
+/** The owner's change `epoch`: `address`'s cache partition may have changed (null: any asker's). */
+export interface AskerChanged {
+  address: string | null;
+  epoch: number;
+}
+
 /** One thread's counts: its DnsServers' (one per listen address) and its answer cache's. */
 export interface ThreadStats {
   servers: ServerStats[];
@@ -37,6 +50,9 @@ export interface ThreadStart {
   /** DnsThreadsOptions.observerModule, and what its threadObserver() is given. */
   observerModule?: string;
   observerArgs?: unknown;
+  /** The cache split as the owner's (DnsThreads.partitionCache), as of the owner's change `epoch`. */
+  partitioned: boolean;
+  epoch: number;
 }
 
 /**

@@ -4,16 +4,17 @@
 // anything. A miss goes to this thread: the owner's handler answers it, as it answers its own
 // misses, and the asking thread caches the answer as a DnsServer does. invalidate() reaches every
 // thread's cache, in order with the answers: an answer made before a change is followed by the
-// change, and the generation check drops it.
+// change, and the generation check drops it. partitionCache() splits every thread's cache as the
+// owner's (askers.ts: each thread learns an asker's partition from the owner's replies).
 
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_MAX_TCP_CONNECTIONS } from '../dns/server.ts';
-import type { Answer, Handler } from '../dns/server.ts';
+import type { Answer, CachePartition, Handler } from '../dns/server.ts';
 import { optViewOf, queryFromWire } from '../dns/query-from-wire.ts';
 import type { Fairness } from '../dns/fairness.ts';
 import type { Logger } from '../log/log.ts';
 import { ThreadChannel } from './channel.ts';
-import type { RemoteQuery, ThreadStart, ThreadStats } from './messages.ts';
+import type { AskerChanged, RemoteAnswer, RemoteQuery, ThreadStart, ThreadStats } from './messages.ts';
 
 export type { RemoteQuery, ThreadStats } from './messages.ts';
 
@@ -77,6 +78,19 @@ async function answerRemote(handler: Handler, r: RemoteQuery, fairness: Fairness
   }
 }
 
+/** A partition for askers (DnsThreads.partitionCache), and the owner's count of changes to it. */
+interface Partitioning {
+  of: CachePartition | null;
+  epoch: number;
+}
+
+/** The reply to a thread's miss: the answer, and the asker's partition read as it is sent (after the answer is made). */
+async function replyRemote(handler: Handler, r: RemoteQuery, fairness: Fairness | undefined, p: Partitioning): Promise<RemoteAnswer> {
+  const answer = await answerRemote(handler, r, fairness);
+  if (p.of === null) return { answer, epoch: p.epoch };
+  return { answer, partition: p.of(r.address, optViewOf(Buffer.from(r.wire.buffer, r.wire.byteOffset, r.wire.byteLength))), epoch: p.epoch };
+}
+
 /** An answer made cloneable for the thread that asked. */
 function cloneable(answer: Answer | null): Answer | null {
   // A Buffer view of a pooled slab would be copied whole by the structured clone: just its bytes.
@@ -87,6 +101,7 @@ export class DnsThreads {
   private readonly o: DnsThreadsOptions;
   private readonly threads: { worker: Worker; channel: ThreadChannel }[] = [];
   private stopping = false;
+  private readonly partitioning: Partitioning = { of: null, epoch: 0 };
 
   constructor(o: DnsThreadsOptions) {
     this.o = o;
@@ -106,6 +121,31 @@ export class DnsThreads {
   invalidate(groups?: Iterable<string>): void {
     const list = groups === undefined ? undefined : [...groups];
     for (const t of this.threads) t.channel.notify('invalidate', list);
+  }
+
+  /**
+   * Splits every thread's answer cache as `fn` splits this thread's (DnsServer.partitionCache; null:
+   * one cache for all again). `fn` may read the asker's address and whether the query has a Client
+   * Subnet, nothing else: each thread learns an asker's partition from the replies to its misses.
+   * Say when an asker's partition may have changed: askerChanged().
+   */
+  partitionCache(fn: CachePartition | null): void {
+    if ((fn === null) === (this.partitioning.of === null)) {
+      this.partitioning.of = fn;
+      return;
+    }
+    this.partitioning.of = fn;
+    this.askerChanged(null);
+    for (const t of this.threads) t.channel.notify('partition', fn !== null);
+  }
+
+  /**
+   * `address`'s partition (an IPv4 address; null: any asker's) may have changed: every thread forgets
+   * what it learned of it, in order with the replies to its misses, before any answer made since.
+   */
+  askerChanged(address: string | null): void {
+    const change: AskerChanged = { address, epoch: ++this.partitioning.epoch };
+    for (const t of this.threads) t.channel.notify('askerChanged', change);
   }
 
   /** Every thread's counts. */
@@ -128,10 +168,11 @@ export class DnsThreads {
     const { listen, answerCacheBytes, answerCacheEntries, roundRobin, maxUdpSize } = this.o;
     const onCacheHit = this.o.onCacheHit;
     const maxTcpConnections = tcpConnectionsShare(this.o.count + 1);
-    const workerData: ThreadStart = { listen: [...listen], answerCacheBytes, answerCacheEntries, roundRobin, maxUdpSize, maxTcpConnections, index, reportHits: onCacheHit !== undefined, observerModule: this.o.observerModule, observerArgs: this.o.observerArgs };
+    const partitioned = this.partitioning.of !== null;
+    const workerData: ThreadStart = { listen: [...listen], answerCacheBytes, answerCacheEntries, roundRobin, maxUdpSize, maxTcpConnections, index, reportHits: onCacheHit !== undefined, observerModule: this.o.observerModule, observerArgs: this.o.observerArgs, partitioned, epoch: this.partitioning.epoch };
     const worker = new Worker(WORKER_ENTRY, { workerData });
     const channel = new ThreadChannel(worker, {
-      query: (r) => answerRemote(this.o.handler, r as RemoteQuery, this.o.fairness),
+      query: (r) => replyRemote(this.o.handler, r as RemoteQuery, this.o.fairness, this.partitioning),
       hit: (h) => {
         const { req, nameEnd, address } = h as { req: Uint8Array; nameEnd: number; address: string };
         onCacheHit?.(Buffer.from(req.buffer, req.byteOffset, req.byteLength), nameEnd, address);

@@ -5,7 +5,7 @@
 import { inZone } from '../dns/names.ts';
 import { AnswerCache } from '../dns/answer-cache.ts';
 import { DnsServer } from '../dns/server.ts';
-import type { Handler } from '../dns/server.ts';
+import type { CachePartition, Handler } from '../dns/server.ts';
 import { assertUdpPortFree } from '../dns/port-taken.ts';
 import { DnsThreads, siblingModule, tcpConnectionsShare } from '../dnsthreads/threads.ts';
 import { resolveWorkers } from '../dnsthreads/auto.ts';
@@ -23,7 +23,7 @@ import { PodNames } from './pod-names.ts';
 import { describePolicy } from '../visibility/visibility.ts';
 import { UpstreamSilence } from '../autopath/autopath.ts';
 import { registerAutopathMetrics } from '../autopath/metrics.ts';
-import { PodIndex, ipv4Number } from '../autopath/pod-index.ts';
+import { PodIndex, ipv4Number, ipv4Text } from '../autopath/pod-index.ts';
 import type { Source } from '../source/source.ts';
 import { KubernetesSource } from '../source/kubernetes.ts';
 import { registerKubernetesSourceMetrics } from '../source/kubernetes-metrics.ts';
@@ -206,7 +206,7 @@ export class KubeDns {
     this.configSync = this.makeConfigSync();
     this.config = this.configSync.current();
     const serviceEntries = o.serviceEntries ? new ServiceEntryNames() : null;
-    const kinds = [...clusterKinds(o), ...(serviceEntries ? [this.watchServiceEntries(serviceEntries)] : []), ...(pods ? [this.watch(podKind(pods, nodes))] : [])];
+    const kinds = [...clusterKinds(o), ...(serviceEntries ? [this.watchServiceEntries(serviceEntries)] : []), ...(pods ? [this.watch(podKind(pods, nodes, (ip) => this.askerChanged(ip)))] : [])];
     this.store = new ClusterStore(
       {
         servicesChanged: (keys) => this.servicesChanged(keys),
@@ -315,6 +315,19 @@ export class KubeDns {
     });
   }
 
+  /** Under a visibility policy, the answer cache split by the asker's namespace (Resolver.askerPartition). */
+  private cachePartition(): CachePartition | null {
+    return this.config.visibility === null ? null : this.resolver.askerPartition;
+  }
+
+  /**
+   * The pod watch changed the namespace at `ip`, or a node appeared there (null: any address, a
+   * relist): the other threads forget the partition they learned for it (this one reads it afresh).
+   */
+  private askerChanged(ip: number | null): void {
+    if (this.config.visibility !== null) this.threads?.askerChanged(ip === null ? null : ipv4Text(ip));
+  }
+
   /** What a change dropped, in this thread's answer cache and every other thread's. */
   private invalidate(groups?: Iterable<string>): void {
     this.server?.invalidate(groups);
@@ -338,6 +351,7 @@ export class KubeDns {
       observerArgs: { queryLog: o.queryLog } satisfies ThreadObserverArgs,
       log: this.log,
     });
+    this.threads.partitionCache(this.cachePartition());
     const threads = this.threads;
     this.metrics.setThreadStats(async () => (await threads.stats()).map((s) => ({ counters: s.observed as DnsCounters, cache: s.cache })));
     await threads.start();
@@ -441,7 +455,8 @@ export class KubeDns {
     this.stubZones = [...next.stubDomains.keys()];
     this.log.info('configuration loaded', { from: this.configSync.describe() });
     // Under a policy the zone's answers to direct askers hold per namespace: the cache split by it.
-    this.server.partitionCache(next.visibility === null ? null : this.resolver.askerPartition);
+    this.server.partitionCache(this.cachePartition());
+    this.threads?.partitionCache(this.cachePartition());
     if (policy !== policyBefore) {
       // Answers kept under the old policy (or before there was one) must not outlive it.
       this.invalidate();

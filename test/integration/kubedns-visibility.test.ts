@@ -120,6 +120,14 @@ t.test("asked directly, an answer is kept for its asker's namespace: another pod
   const hits = async () => sample(await scrape(kd.httpPort), 'kubedns_dns_answer_cache_hits_total');
   const ask = (from: string) => dig(kd.dnsPort, 'web.default.svc.cluster.local', 'A', ['-b', from]).then((r) => r.status);
   t.equal(await ask(DEFAULT), 'NOERROR');
+  // With threads (npm run test:threads) each has its own cache and the kernel picks one per asker's
+  // address and port; a thread learns a pod's namespace from its first miss (pkg/dnsthreads
+  // askers.ts). Asked enough that every thread holds the answer and knows the second pod (one left
+  // out: 2^-15 at two threads).
+  for (let i = 0; i < 16; i++) {
+    await ask(DEFAULT);
+    await dig(kd.dnsPort, 'db.default.svc.cluster.local', 'A', ['-b', DEFAULT_TWO]);
+  }
   const before = await hits();
   t.equal(await ask(DEFAULT_TWO), 'NOERROR');
   t.equal(await hits(), before + 1, "default's second pod: from the cache");
@@ -128,6 +136,21 @@ t.test("asked directly, an answer is kept for its asker's namespace: another pod
   t.equal(await hits(), before + 1, "a denial reads as a missing name: never a per-name cache entry, whoever asks");
   t.equal(await ask(MONITORING), 'NOERROR');
   t.equal(await hits(), before + 1, "monitoring's first ask: its own entry, not default's");
+});
+
+t.test('--workers=2: an address taken over by a pod of another namespace gets its namespace\'s answers from every thread, none kept for the old one', async (t) => {
+  const kd = await startKubeDns(t, { clusterYaml: clusterYaml(POLICY), args: ['--config-map=kube-dns-policy', '--workers=2'] });
+  // Random source ports: the kernel spreads them over both threads (one left out: 2^-15).
+  const statuses = async (from: string) => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 16; i++) seen.add((await dig(kd.dnsPort, 'web.default.svc.cluster.local', 'A', ['-b', from])).status);
+    return [...seen];
+  };
+  t.same(await statuses(DEFAULT_TWO), ['NOERROR'], "default's pod: every thread answers it, and keeps the answer");
+  writeFileSync(kd.clusterFile, clusterYaml(POLICY).replace('namespace: default, uid: uid-default-two', 'namespace: frontend, uid: uid-frontend-two'));
+  await kd.program.waitFor(/loaded cluster file .*deleted=1/);
+  t.same(await statuses(DEFAULT_TWO), ['NXDOMAIN'], 'the same address in frontend: denied by every thread');
+  t.same(await statuses(DEFAULT), ['NOERROR'], "default's other pod: still answered");
 });
 
 t.test('through the pod dnscache (--add-subnet=32,128, denials kept): each pod gets its own answer', async (t) => {

@@ -5,7 +5,7 @@
 import t from 'tap';
 import { NodeAddresses } from '../../pkg/autopath/node-addresses.ts';
 import { podKind } from '../../pkg/autopath/kind.ts';
-import { PodIndex, ipv4Number } from '../../pkg/autopath/pod-index.ts';
+import { PodIndex, ipv4Number, ipv4Text } from '../../pkg/autopath/pod-index.ts';
 import type { KubeObject } from '../../pkg/source/source.ts';
 
 const pod = (name: string, podIP: string, hostIP?: string, hostNetwork = false): KubeObject => ({
@@ -41,4 +41,21 @@ t.test('a relist replaces the nodes known: a node gone is no longer trusted', as
   nodes.endRelist();
   t.notOk(nodes.trusts('10.0.0.5'), 'gone from the list: forgotten');
   t.ok(nodes.trusts('10.0.0.6'));
+});
+
+t.test('the watch says which addresses may have changed their namespace or trust: a pod added, moved, gone; a new node; every address at a relist end', async (t) => {
+  const changed: (string | null)[] = [];
+  const kind = podKind(new PodIndex(), new NodeAddresses(), (ip) => changed.push(ip === null ? null : ipv4Text(ip)));
+  const apply = (type: 'add' | 'update' | 'delete', object: KubeObject) => kind.apply(null as never, { type, kind: 'Pod', object });
+  apply('add', pod('a', '10.244.1.7', '10.0.0.5'));
+  t.same(changed.splice(0), ['10.0.0.5', '10.244.1.7'], 'a new node, a new pod');
+  apply('update', pod('a', '10.244.1.7', '10.0.0.5'));
+  t.same(changed.splice(0), [], 'the same again: nothing');
+  apply('delete', pod('a', '10.244.1.7', '10.0.0.5'));
+  t.same(changed.splice(0), ['10.244.1.7'], 'gone');
+  apply('add', { ...pod('b', '10.244.1.7', '10.0.0.5'), metadata: { name: 'b', namespace: 'web', uid: 'uid-b' } });
+  t.same(changed.splice(0), ['10.244.1.7'], 'a pod of another namespace at the address');
+  kind.forgetful!.relisting();
+  kind.forgetful!.relisted();
+  t.same(changed.splice(0), [null], 'a relist: any address');
 });
