@@ -21,6 +21,7 @@ import { AnswerCache } from './answer-cache.ts';
 import { HitFrequency } from './prefetch.ts';
 import type { Asker, Fairness } from './fairness.ts';
 import { FlowSteering } from './udp-steer.ts';
+import { assertUdpPortFree } from './port-taken.ts';
 import type { PrefetchRule } from './prefetch.ts';
 import { guardObserver } from './observer.ts';
 import type { ServerObserver } from './observer.ts';
@@ -162,6 +163,12 @@ export interface DnsServerOptions {
    */
   reusePort?: boolean;
   /**
+   * With reusePort: this server joins a port that one of ours already serves (another thread beside
+   * its owner, node-cache's successor). Without it a port another socket holds is refused
+   * (EADDRINUSE), as a plain bind would be: SO_REUSEPORT would share it silently. Default false.
+   */
+  joinsPort?: boolean;
+  /**
    * Round robin (CoreDNS's loadbalance): a reply whose answers are two or more A (or AAAA) records of
    * one name, from the handler or the cache, starts one record further on than the last. Default false.
    */
@@ -267,6 +274,7 @@ export class DnsServer {
       udpRecvBufferSize: options.udpRecvBufferSize ?? 4 * 1024 * 1024,
       // With fair shares, a flooding flow may be steered to a queue of its own on the same port (udp-steer.ts).
       reusePort: options.reusePort ?? options.fairness !== undefined,
+      joinsPort: options.joinsPort ?? false,
       roundRobin: options.roundRobin ?? false,
       maxUdpSize: Math.max(UDP_MIN_SIZE, options.maxUdpSize ?? UDP_MAX_SIZE),
     };
@@ -279,6 +287,7 @@ export class DnsServer {
 
   async listen(): Promise<{ address: string; port: number }> {
     const { address, port } = this.opts;
+    if (this.opts.reusePort && !this.opts.joinsPort) await assertUdpPortFree(address, port);
     for (let attempt = 1; ; attempt++) {
       const udp = this.makeUdp();
       const tcp = this.makeTcp();

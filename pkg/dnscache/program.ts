@@ -21,7 +21,6 @@ import type { HandlerStats } from './handler.ts';
 import { LoopDetector } from './loop.ts';
 import { inServerOrder, serversBindTexts } from './stats.ts';
 import type { CacheCounters } from './stats.ts';
-import { assertUdpPortFree } from '../dns/port-taken.ts';
 import type { ForwarderStats, ServerStats } from '../forward/forward.ts';
 
 /**
@@ -164,20 +163,16 @@ export class DnsCache {
     // The forwarder's slots are shared too, once half of them are taken.
     this.fairness = fairShare({ settings: fairShareSettings(c.fairShareBusy, c.fairShareFloor), log, slots: Math.ceil(c.dnsForwardMax / 2) });
     const fairness = this.fairness ?? undefined;
-    this.servers = addresses.map((address) => new DnsServer({ handler: this.handler.handle, address, port: c.port, answerCache: this.cache, onCacheHit, reusePort: this.sharesPort(), roundRobin: c.roundRobin, maxTcpConnections: tcpConnectionsShare(opts.threads ?? 1), fairness }));
-  }
-
-  /** SO_REUSEPORT on the port: for --workers' threads, and for fair shares' steered flows (pkg/dns udp-steer.ts). */
-  private sharesPort(): boolean {
-    return this.c.reusePort || this.fairness !== null;
+    // SO_REUSEPORT on the port: for --workers' threads, fair shares' steered flows (pkg/dns
+    // udp-steer.ts), and --reuse-port (which joins a port another dnscache serves).
+    const sharesPort = c.reusePort || (opts.threads ?? 1) > 1 || fairness !== undefined;
+    this.servers = addresses.map((address) => new DnsServer({ handler: this.handler.handle, address, port: c.port, answerCache: this.cache, onCacheHit, reusePort: sharesPort, joinsPort: c.reusePort, roundRobin: c.roundRobin, maxTcpConnections: tcpConnectionsShare(opts.threads ?? 1), fairness }));
   }
 
   /** Binds every listen address (one taken: all closed, rejects); the addresses and ports bound. */
   async start(): Promise<{ address: string; port: number }[]> {
     const listening: { address: string; port: number }[] = [];
     try {
-      // Bound with SO_REUSEPORT, a second server on the port would share it silently: refused here.
-      if (this.sharesPort() && !this.c.reusePort) for (const a of listenAddresses(this.c)) await assertUdpPortFree(a, this.c.port);
       for (const s of this.servers) listening.push(await s.listen());
     } catch (err) {
       await Promise.all(this.servers.map((s) => s.close(0)));

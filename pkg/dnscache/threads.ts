@@ -9,13 +9,12 @@
 // dies takes the process with it (the nanny starts it again).
 
 import type { Logger } from '../log/log.ts';
-import { assertUdpPortFree } from '../dns/port-taken.ts';
 import { DnsThreads } from '../dnsthreads/threads.ts';
 import { resolveWorkers } from '../dnsthreads/auto.ts';
 import type { AutoWorkers, ThreadBudget } from '../dnsthreads/auto.ts';
 import type { ThreadStats } from '../dnsthreads/threads.ts';
 import type { DnscacheConfig } from './args.ts';
-import { addWireStats, DnsCache, listenAddresses, threadAnswerCache } from './program.ts';
+import { addWireStats, DnsCache, threadAnswerCache } from './program.ts';
 import type { DnsCacheSnapshot } from './program.ts';
 
 /**
@@ -54,13 +53,11 @@ export class DnsCacheThreads {
   constructor(c: DnscacheConfig, log: Logger) {
     this.c = c;
     this.log = log;
-    this.owner = new DnsCache({ ...c, reusePort: true }, log, { totals: () => this.totals(), threads: c.workers });
+    this.owner = new DnsCache(c, log, { totals: () => this.totals(), threads: c.workers });
   }
 
   /** Binds here, then starts the other threads on the same addresses and ports; rejects (all stopped) when one cannot. */
   async start(): Promise<{ address: string; port: number }[]> {
-    // Our sockets are SO_REUSEPORT: without this, a second server on the port would share it silently.
-    for (const a of this.c.reusePort ? [] : listenAddresses(this.c)) await assertUdpPortFree(a, this.c.port);
     const listening = await this.owner.start();
     const c = this.c;
     const cache = threadAnswerCache(c);

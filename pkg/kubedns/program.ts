@@ -6,7 +6,6 @@ import { inZone } from '../dns/names.ts';
 import { AnswerCache } from '../dns/answer-cache.ts';
 import { DnsServer } from '../dns/server.ts';
 import type { CachePartition, Handler } from '../dns/server.ts';
-import { assertUdpPortFree } from '../dns/port-taken.ts';
 import { DnsThreads, siblingModule, tcpConnectionsShare } from '../dnsthreads/threads.ts';
 import { resolveWorkers } from '../dnsthreads/auto.ts';
 import type { AutoWorkers, ThreadBudget } from '../dnsthreads/auto.ts';
@@ -366,8 +365,6 @@ export class KubeDns {
       this.configure(config);
     });
     if (!announced) this.configure(this.configSync.current());
-    // --workers and fair shares (steered flows) bind with SO_REUSEPORT: a second server on the port must still be refused.
-    if (this.workers.workers > 1 || this.fairness !== null) await assertUdpPortFree(o.dnsBindAddress, o.dnsPort);
     const bound = await this.server.listen();
     await this.startThreads(bound);
     this.log.info('DNS listening', { address: bound.address, port: bound.port, domain: o.domain, threads: this.workers.workers, threadsBy: this.workers.why });

@@ -104,7 +104,7 @@ export class ZoneEngine {
     const onReply = queryLog(this.zones);
     this.servers = [...listeners.values()].map(
       (l) =>
-        new DnsServer({ handler: router(l.zones), address: l.address, port: l.port, answerCache: this.cache, reusePort: true, observer: metrics?.observer(l.address, l.port, zoneNames, this.cache), onReply, maxUdpSize: bufsize(l.zones), fairness }),
+        new DnsServer({ handler: router(l.zones), address: l.address, port: l.port, answerCache: this.cache, reusePort: true, joinsPort: true, observer: metrics?.observer(l.address, l.port, zoneNames, this.cache), onReply, maxUdpSize: bufsize(l.zones), fairness }),
     );
   }
 
