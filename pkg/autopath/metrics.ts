@@ -1,13 +1,13 @@
 // The autopath metrics, registered on kube-dns's registry when --autopath is on.
 
-import type client from 'prom-client';
+import type { Registry } from '../metrics/registry.ts';
 import { mirroredCounter, mirroredGauge } from '../metrics/mirror.ts';
 import { AUTOPATH_OUTCOMES } from './autopath.ts';
 import type { AutopathOutcome } from './autopath.ts';
 import type { PodIndex } from './pod-index.ts';
 
 /** Registers the metrics and returns the outcome counter the resolver calls. */
-export function registerAutopathMetrics(registry: client.Registry, index: PodIndex): (outcome: AutopathOutcome) => void {
+export function registerAutopathMetrics(registry: Registry, index: PodIndex): (outcome: AutopathOutcome) => void {
   const counts = new Map<AutopathOutcome, number>(AUTOPATH_OUTCOMES.map((o) => [o, 0]));
   mirroredCounter(
     registry,

@@ -2,7 +2,7 @@
 // One per program, registered once (register()); the plugins of whichever plan answers now report into it, so a
 // reload's new plugins count on in the same series.
 
-import type client from 'prom-client';
+import type { Registry } from '../metrics/registry.ts';
 import type { HostsTable } from '../hosts/table.ts';
 import { mirroredCounter, mirroredGauge } from '../metrics/mirror.ts';
 import type { TemplateMatched } from '../template/handler.ts';
@@ -14,7 +14,7 @@ export class AnsweringMetrics {
   private readonly matches = new Map<string, number>();
 
   /** Exports the series in `registry` (once). */
-  register(registry: client.Registry): void {
+  register(registry: Registry): void {
     mirroredGauge(registry, { name: 'coredns_hosts_entries', help: 'The combined number of entries in hosts and Corefile.', labelNames: ['hostsfile'] }, () => [...this.tables].map((t) => [{ hostsfile: t.file }, t.entries] as const));
     mirroredGauge(registry, { name: 'coredns_hosts_reload_timestamp_seconds', help: 'The timestamp of the last reload of hosts file.' }, () => {
       let last = 0;

@@ -3,7 +3,7 @@
 // bounded metrics: the misses dropped, whether misses are shared now, how many askers are limited,
 // and the ten limited askers that lost the most. Nothing that grows with the number of clients.
 
-import type client from 'prom-client';
+import type { Registry } from '../metrics/registry.ts';
 import { Fairness } from '../dns/fairness.ts';
 import type { Asker, FairnessOptions } from '../dns/fairness.ts';
 import type { Logger } from '../log/log.ts';
@@ -25,7 +25,7 @@ export interface FairShareOptions {
   /** The asker's pod as namespace/name, looked up when it starts being limited (null: not known); the line waits for it. */
   podOf?: (address: string) => Promise<string | null>;
   /** Where the metrics go, named `<prefix>_fair_share_*`; none: logs only. */
-  metrics?: { registry: client.Registry; prefix: string };
+  metrics?: { registry: Registry; prefix: string };
 }
 
 export function fairShare(o: FairShareOptions): Fairness | null {
@@ -53,7 +53,7 @@ export function fairShare(o: FairShareOptions): Fairness | null {
   return fairness;
 }
 
-function register(registry: client.Registry, prefix: string, f: Fairness): void {
+function register(registry: Registry, prefix: string, f: Fairness): void {
   const name = (n: string) => `${prefix}_fair_share_${n}`;
   mirroredCounter(registry, { name: name('dropped_total'), help: "Cache misses dropped for exceeding their asker's fair share while the answering thread was busy." }, () => [[{}, f.stats.dropped]]);
   mirroredGauge(registry, { name: name('sharing'), help: '1 while cache misses are shared between askers (the thread busy past --fair-share-busy).' }, () => [[{}, f.shared ? 1 : 0]]);

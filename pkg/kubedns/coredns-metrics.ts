@@ -3,7 +3,7 @@
 // mixin of kube-prometheus) read us unchanged: requests, responses and their duration per server and
 // zone, forwarding per upstream, reload failures, the plugins in force, the build.
 
-import client from 'prom-client';
+import type { Registry } from '../metrics/registry.ts';
 import { timedSlot } from '../dns/answer-cache.ts';
 import type { AnswerCache } from '../dns/answer-cache.ts';
 import { rcodeName, Type, typeName } from '../dns/constants.ts';
@@ -51,7 +51,7 @@ export function coreDnsServerName(bind: string, port: number): string {
   return `dns://${bind === '0.0.0.0' ? '' : bind.includes(':') ? `[${bind}]` : bind}:${port}`;
 }
 
-export function registerCoreDnsMetrics(registry: client.Registry, s: CoreDnsMetricsSource): void {
+export function registerCoreDnsMetrics(registry: Registry, s: CoreDnsMetricsSource): void {
   const at = { server: s.server, zone: s.zone, view: '' };
   mirroredGauge(registry, { name: 'coredns_build_info', help: 'A metric with a constant 1 value labeled by version, revision, and goversion from which CoreDNS was built.', labelNames: ['version', 'revision', 'goversion'] }, () => [[{ version: s.version, revision: '', goversion: process.version }, 1]]);
   mirroredGauge(registry, { name: 'coredns_plugin_enabled', help: 'A metric that indicates whether a plugin is enabled on per server and zone basis.', labelNames: ['server', 'zone', 'view', 'name'] }, () => s.plugins().map((name) => [{ ...at, name }, 1] as const));

@@ -1,8 +1,10 @@
-// kube-dns metrics. The DNS hot path only bumps plain numbers (DnsCounters); they reach prom-client
+// kube-dns metrics. The DNS hot path only bumps plain numbers (DnsCounters); they reach the registry
 // when Prometheus scrapes (collect), so a query costs no label hashing. With --workers the counts are
 // the whole process's: refresh() adds every thread's before a scrape.
 
-import client from 'prom-client';
+import { Registry } from '../metrics/registry.ts';
+import { Counter } from '../metrics/metric.ts';
+import { registerProcessMetrics } from '../metrics/process.ts';
 import { rcodeName, typeName } from '../dns/constants.ts';
 import type { ServerObserver } from '../dns/server.ts';
 import type { AnswerCache } from '../dns/answer-cache.ts';
@@ -24,7 +26,7 @@ export interface KubeDnsState {
 }
 
 export interface KubeDnsMetrics {
-  registry: client.Registry;
+  registry: Registry;
   /** This thread's DnsServer's. */
   observer: ServerObserver;
   objectRejected(kind: string): void;
@@ -53,13 +55,13 @@ export interface ThreadDnsStats {
 type CacheFigures = ThreadDnsStats['cache'];
 
 /** Counters by a reason (malformed, dropped, TCP closes): a series per reason seen. */
-function byReason(registry: client.Registry, name: string, help: string, read: () => Record<string, number>): void {
+function byReason(registry: Registry, name: string, help: string, read: () => Record<string, number>): void {
   mirroredCounter(registry, { name, help, labelNames: ['reason'] }, () => Object.entries(read()).map(([reason, n]) => [{ reason }, n] as const));
 }
 
 export function createKubeDnsMetrics(): KubeDnsMetrics {
-  const registry = new client.Registry();
-  client.collectDefaultMetrics({ register: registry });
+  const registry = new Registry();
+  registerProcessMetrics(registry);
   const own = new DnsCounters();
   let total = own;
   let threadStats: (() => Promise<ThreadDnsStats[]>) | null = null;
@@ -90,7 +92,7 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
     () => read().tcpClosed,
   );
   mirroredCounter(registry, { name: 'kubedns_dns_handler_errors_total', help: 'Queries answered SERVFAIL because answering them failed unexpectedly.' }, () => [[{}, read().handlerErrors]]);
-  const rejected = new client.Counter({ name: 'kubedns_cluster_objects_rejected_total', help: 'Cluster objects (or parts of them) skipped because DNS cannot use them, by kind.', labelNames: ['kind'], registers: [registry] });
+  const rejected = new Counter({ name: 'kubedns_cluster_objects_rejected_total', help: 'Cluster objects (or parts of them) skipped because DNS cannot use them, by kind.', labelNames: ['kind'], registers: [registry] });
   let readState: () => KubeDnsState = () => ({ synced: false, services: 0, ptrs: 0, clusterIPs: 0, serial: 0, configInvalid: 0 });
   mirroredCounter(registry, { name: 'kubedns_config_invalid_updates_total', help: 'ConfigMap updates ignored because they failed validation.' }, () => [[{}, readState().configInvalid]]);
   mirroredGauge(registry, { name: 'kubedns_synced', help: '1 once the first full view of the cluster has been loaded.' }, () => [[{}, readState().synced ? 1 : 0]]);
@@ -122,7 +124,7 @@ export function createKubeDnsMetrics(): KubeDnsMetrics {
     registry,
     observer: own.observer,
     totals: read,
-    objectRejected: (kind) => rejected.inc({ kind }),
+    objectRejected: (kind) => rejected.inc(1, { kind }),
     setStateReader(read) {
       readState = read;
     },

@@ -3,7 +3,7 @@
 // system and cause, response-cache misses. Read from DnsCounters (by the answer's tag, the Resolver's
 // system, from the cache too) when Prometheus scrapes.
 
-import type client from 'prom-client';
+import type { Registry } from '../metrics/registry.ts';
 import { collectedHistogram } from '../metrics/histogram.ts';
 import { mirroredCounter } from '../metrics/mirror.ts';
 import type { Labels } from '../metrics/mirror.ts';
@@ -11,7 +11,7 @@ import { CAUSES } from './dns-counters.ts';
 import type { DnsCounters } from './dns-counters.ts';
 import { SYSTEMS } from './resolver.ts';
 
-export function registerSkyDnsMetrics(registry: client.Registry, read: () => DnsCounters): void {
+export function registerSkyDnsMetrics(registry: Registry, read: () => DnsCounters): void {
   const bySystem = (pick: (c: DnsCounters) => DnsCounters['skydnsDuration']) =>
     function* (): Iterable<readonly [Labels, DnsCounters['skydnsDuration'], number]> {
       const counts = pick(read());

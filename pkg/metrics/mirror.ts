@@ -1,10 +1,10 @@
-// A Prometheus counter whose values are running totals kept elsewhere (a typed array bumped on the
-// DNS path, a part's plain stats object): read when Prometheus scrapes and added as deltas, so the
-// counted path never touches prom-client.
+// Prometheus counters and gauges whose values are kept elsewhere (a typed array bumped on the DNS
+// path, a part's plain stats object): read when Prometheus scrapes, so the counted path never
+// touches the registry.
 
-import client from 'prom-client';
+import type { Exposition, Labels, Registry } from './registry.ts';
 
-export type Labels = Record<string, string>;
+export type { Labels } from './registry.ts';
 
 export interface MirroredCounterOptions {
   name: string;
@@ -18,25 +18,24 @@ export interface MirroredCounterOptions {
  * exported from the first scrape that yields it (at 0 if so); yield only the ones worth exporting.
  * A total that goes down (a part started again) adds nothing until it passes what was reported.
  */
-export function mirroredCounter(registry: client.Registry, o: MirroredCounterOptions, totals: () => Iterable<readonly [Labels, number]>): client.Counter<string> {
-  const reported = new Map<string, number>();
+export function mirroredCounter(registry: Registry, o: MirroredCounterOptions, totals: () => Iterable<readonly [Labels, number]>): void {
   const labelNames = o.labelNames ?? [];
-  const counter: client.Counter<string> = new client.Counter({
+  const reported = new Map<string, { labels: Labels; value: number }>();
+  registry.register({
     name: o.name,
     help: o.help,
-    labelNames,
-    registers: [registry],
-    collect() {
+    type: 'counter',
+    collect(out: Exposition) {
       for (const [labels, total] of totals()) {
         const values = labelNames.map((n) => labels[n]);
         const key = values.join('\0');
-        const before = reported.get(key) ?? 0;
-        counter.inc(inOrder(labelNames, values), Math.max(0, total - before));
-        reported.set(key, Math.max(before, total));
+        const s = reported.get(key);
+        if (s === undefined) reported.set(key, { labels: inOrder(labelNames, values), value: Math.max(0, total) });
+        else s.value = Math.max(s.value, total);
       }
+      for (const s of reported.values()) out.sample(o.name, s.labels, s.value);
     },
   });
-  return counter;
 }
 
 /** Labels in labelNames' order whatever the caller's: the exposition prints them as given. */
@@ -44,17 +43,20 @@ function inOrder(labelNames: readonly string[], values: readonly string[]): Labe
   return Object.fromEntries(labelNames.map((n, i) => [n, values[i]]));
 }
 
-/** A gauge whose series are read from elsewhere at each scrape: every series `values()` yields is set. */
-export function mirroredGauge(registry: client.Registry, o: MirroredCounterOptions, values: () => Iterable<readonly [Labels, number]>): client.Gauge<string> {
+/** A gauge whose series are read from elsewhere at each scrape: every series `values()` yields, set to its value. */
+export function mirroredGauge(registry: Registry, o: MirroredCounterOptions, values: () => Iterable<readonly [Labels, number]>): void {
   const labelNames = o.labelNames ?? [];
-  const gauge: client.Gauge<string> = new client.Gauge({
+  const last = new Map<string, { labels: Labels; value: number }>();
+  registry.register({
     name: o.name,
     help: o.help,
-    labelNames,
-    registers: [registry],
-    collect() {
-      for (const [labels, value] of values()) gauge.set(inOrder(labelNames, labelNames.map((n) => labels[n])), value);
+    type: 'gauge',
+    collect(out: Exposition) {
+      for (const [labels, value] of values()) {
+        const v = labelNames.map((n) => labels[n]);
+        last.set(v.join('\0'), { labels: inOrder(labelNames, v), value });
+      }
+      for (const s of last.values()) out.sample(o.name, s.labels, s.value);
     },
   });
-  return gauge;
 }

@@ -1,7 +1,8 @@
 // The nanny's Prometheus metrics. Its parts keep plain counters (the watcher's, the supervisor's, the
-// resolver's); they are read when Prometheus scrapes, and fed to prom-client as deltas.
+// resolver's); they are read when Prometheus scrapes.
 
-import client from 'prom-client';
+import { Registry } from '../metrics/registry.ts';
+import { registerProcessMetrics } from '../metrics/process.ts';
 import { mirroredCounter, mirroredGauge } from '../metrics/mirror.ts';
 
 export interface NannyCounts {
@@ -14,9 +15,9 @@ export interface NannyCounts {
   childUp: boolean;
 }
 
-export function createNannyMetrics(read: () => NannyCounts): client.Registry {
-  const registry = new client.Registry();
-  client.collectDefaultMetrics({ register: registry });
+export function createNannyMetrics(read: () => NannyCounts): Registry {
+  const registry = new Registry();
+  registerProcessMetrics(registry);
   // Every series from the start, at 0.
   const one = (name: string, help: string, pick: (c: NannyCounts) => number) => mirroredCounter(registry, { name, help }, () => [[{}, pick(read())]]);
   one('dnsmasq_nanny_config_updates_total', 'Configuration versions accepted from -configDir.', (c) => c.configUpdates);

@@ -4,7 +4,8 @@
 // counts under CoreDNS's cache and forward plugin names. Read from the program's own counters when
 // Prometheus scrapes.
 
-import client from 'prom-client';
+import { Registry } from '../metrics/registry.ts';
+import { registerProcessMetrics } from '../metrics/process.ts';
 import { mirroredCounter } from '../metrics/mirror.ts';
 import type { NodeCachePlan } from './plan.ts';
 import type { ZoneEngine } from './engine.ts';
@@ -21,14 +22,14 @@ export interface NodeCacheReadings {
 }
 
 export interface NodeCacheMetrics {
-  registry: client.Registry;
+  registry: Registry;
   /** What each engine's listeners count into. */
   requests: RequestMetrics;
 }
 
 export function createNodeCacheMetrics(read: NodeCacheReadings): NodeCacheMetrics {
-  const registry = new client.Registry();
-  client.collectDefaultMetrics({ register: registry });
+  const registry = new Registry();
+  registerProcessMetrics(registry);
   mirroredCounter(registry, { name: 'coredns_nodecache_setup_errors_total', help: 'The number of errors during periodic network setup for node-cache', labelNames: ['errortype'] }, () =>
     SETUP_ERRORS.map((e) => [{ errortype: e }, read.setupErrors.get(e) ?? 0]),
   );

@@ -7,7 +7,7 @@
 // into it: a reload's new engine counts on in the same ones.
 
 import { isIPv6 } from 'node:net';
-import type client from 'prom-client';
+import type { Registry } from '../metrics/registry.ts';
 import { rcodeName } from '../dns/constants.ts';
 import { timedSlot } from '../dns/answer-cache.ts';
 import type { AnswerCache } from '../dns/answer-cache.ts';
@@ -98,7 +98,7 @@ export class RequestMetrics {
   readonly answering = new AnsweringMetrics();
   private readonly series = new Map<string, ZoneSeries>();
 
-  constructor(registry: client.Registry) {
+  constructor(registry: Registry) {
     this.register(registry);
     this.answering.register(registry);
   }
@@ -131,7 +131,7 @@ export class RequestMetrics {
     };
   }
 
-  private register(registry: client.Registry): void {
+  private register(registry: Registry): void {
     const all = () => this.series.values();
     const dns = (s: ZoneSeries): Labels => ({ server: s.server, zone: s.zone, view: '' });
     const cache = (s: ZoneSeries): Labels => ({ server: s.server, zones: s.zone, view: '' });

@@ -4,7 +4,7 @@
 
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { Registry } from 'prom-client';
+import type { Registry } from '../metrics/registry.ts';
 import { listenHttp } from '../httpserver/listen.ts';
 import type { HttpListening } from '../httpserver/listen.ts';
 import type { ProbeHealth } from './probe.ts';

@@ -2,12 +2,15 @@
 // (Go's BuildFQName: namespace, subsystem and name joined by '_', empty parts left out), plus a few of
 // ours beside them. Default process metrics come with the registry (Node has no go_* ones).
 
-import client from 'prom-client';
+import { Registry } from '../metrics/registry.ts';
+import { registerProcessMetrics } from '../metrics/process.ts';
+import { Counter, Gauge } from '../metrics/metric.ts';
+import { FastHistogram } from '../metrics/histogram.ts';
 import type { ProbeResult } from './probe.ts';
 import type { CacheStats, StatDeltas } from './stats.ts';
 
 /** The original's buckets: ExponentialBuckets(0.25, 2, 16), 0.25 ms to 8.192 s. */
-export const LATENCY_BUCKETS_MS = client.exponentialBuckets(0.25, 2, 16);
+export const LATENCY_BUCKETS_MS = Array.from({ length: 16 }, (_, i) => 0.25 * 2 ** i);
 
 /** Go's prometheus.BuildFQName. */
 export function fqName(namespace: string, subsystem: string, name: string): string {
@@ -15,7 +18,7 @@ export function fqName(namespace: string, subsystem: string, name: string): stri
 }
 
 export interface SidecarMetrics {
-  registry: client.Registry;
+  registry: Registry;
   /** Records one probe's result under its label. */
   probeResult(label: string, result: ProbeResult): void;
   /** A statistics round that worked. */
@@ -25,21 +28,21 @@ export interface SidecarMetrics {
 }
 
 interface ProbeSeries {
-  latency: client.Histogram;
-  errors: client.Counter;
-  up: client.Gauge;
-  rcode: client.Gauge;
+  latency: FastHistogram;
+  errors: Counter;
+  up: Gauge;
+  rcode: Gauge;
 }
 
 export function createSidecarMetrics(namespace: string, probeLabels: readonly string[]): SidecarMetrics {
-  const registry = new client.Registry();
-  client.collectDefaultMetrics({ register: registry });
+  const registry = new Registry();
+  registerProcessMetrics(registry);
   const registers = [registry];
   const dnsmasq = (name: string) => fqName(namespace, 'dnsmasq', name);
-  const counter = (name: string, help: string) => new client.Counter({ name, help, registers });
+  const counter = (name: string, help: string) => new Counter({ name, help, registers });
 
   // The original's dnsmasq counters (pkg/sidecar/metrics.go), help texts included.
-  const counters: Record<keyof CacheStats, client.Counter> = {
+  const counters: Record<keyof CacheStats, Counter> = {
     hits: counter(dnsmasq('hits'), 'Number of DNS cache hits (from start of process)'),
     misses: counter(dnsmasq('misses'), 'Number of DNS cache misses (from start of process)'),
     evictions: counter(dnsmasq('evictions'), 'Counter of DNS cache evictions (from start of process)'),
@@ -50,19 +53,19 @@ export function createSidecarMetrics(namespace: string, probeLabels: readonly st
   // Ours.
   const polls = counter(dnsmasq('polls_total'), 'Statistics rounds read from the forwarder (all five *.bind answers)');
   const restarts = counter(dnsmasq('restarts_total'), 'Times the forwarder\'s statistics went down (it restarted); its counts then add from 0');
-  const cacheSize = new client.Gauge({ name: dnsmasq('cache_size'), help: 'The forwarder\'s cache size (cachesize.bind) at the last round', registers });
+  const cacheSize = new Gauge({ name: dnsmasq('cache_size'), help: 'The forwarder\'s cache size (cachesize.bind) at the last round', registers });
 
   const probes = new Map<string, ProbeSeries>();
   for (const label of probeLabels) {
     const probe = (name: string) => fqName(namespace, 'probe', `${label}_${name}`);
-    const rcode = new client.Gauge({ name: probe('last_rcode'), help: `The rcode of the last reply to probe ${label}; -1: no reply (timeout, network error) or no probe yet`, registers });
+    const rcode = new Gauge({ name: probe('last_rcode'), help: `The rcode of the last reply to probe ${label}; -1: no reply (timeout, network error) or no probe yet`, registers });
     rcode.set(-1);
     probes.set(label, {
       // The original's two per probe.
-      latency: new client.Histogram({ name: probe('latency_ms'), help: `Latency of the DNS probe request ${label}`, buckets: LATENCY_BUCKETS_MS, registers }),
+      latency: new FastHistogram({ name: probe('latency_ms'), help: `Latency of the DNS probe request ${label}`, buckets: LATENCY_BUCKETS_MS, registers }),
       errors: counter(probe('errors'), `Count of errors in name resolution of ${label}`),
       // Ours.
-      up: new client.Gauge({ name: probe('up'), help: `1 when the last probe ${label} passed (what /healthcheck/${label} reports), else 0`, registers }),
+      up: new Gauge({ name: probe('up'), help: `1 when the last probe ${label} passed (what /healthcheck/${label} reports), else 0`, registers }),
       rcode,
     });
   }

@@ -1,7 +1,7 @@
 // The API source's metrics (kubedns_source_*, and the programming latency), read from status() when
 // Prometheus scrapes; registered by the program that runs the source.
 
-import type client from 'prom-client';
+import type { Registry } from '../metrics/registry.ts';
 import { FastHistogram, collectedHistogram } from '../metrics/histogram.ts';
 import { mirroredCounter, mirroredGauge } from '../metrics/mirror.ts';
 import type { KubernetesSource } from './kubernetes.ts';
@@ -15,7 +15,7 @@ export type ServiceKindOf = (slice: KubeObject) => 'cluster_ip' | 'headless_with
  * `coreDns`: CoreDNS's names for the same (a Corefile's kubernetes plugin): the programming latency
  * by service kind, and the API requests.
  */
-export function registerKubernetesSourceMetrics(registry: client.Registry, source: KubernetesSource, coreDns?: { serviceKind: ServiceKindOf }): void {
+export function registerKubernetesSourceMetrics(registry: Registry, source: KubernetesSource, coreDns?: { serviceKind: ServiceKindOf }): void {
   const kinds = () => source.status().kinds;
   mirroredGauge(registry, { name: 'kubedns_source_synced', help: '1 once the API source has listed every kind once.' }, () => [[{}, source.status().synced ? 1 : 0]]);
   mirroredGauge(registry, { name: 'kubedns_source_last_event_age_seconds', help: 'Seconds since the last list, watch event or bookmark, by kind.', labelNames: ['kind'] }, () =>
@@ -53,7 +53,7 @@ export function registerKubernetesSourceMetrics(registry: client.Registry, sourc
 const SERVICE_KINDS = ['cluster_ip', 'headless_with_selector'] as const;
 
 /** coredns_kubernetes_*: the API requests (read at scrape time) and the programming latency (returned, to observe). */
-function coreDnsKubernetesMetrics(registry: client.Registry, source: KubernetesSource): FastHistogram {
+function coreDnsKubernetesMetrics(registry: Registry, source: KubernetesSource): FastHistogram {
   const r = source.requests;
   mirroredCounter(registry, { name: 'coredns_kubernetes_rest_client_requests_total', help: 'Number of HTTP requests, partitioned by status code, method, and host.', labelNames: ['code', 'method', 'host'] }, () =>
     [...r.results].map(([key, n]) => {

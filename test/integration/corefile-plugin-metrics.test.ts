@@ -7,7 +7,7 @@ import t from 'tap';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import client from 'prom-client';
+import { Registry } from '../../pkg/metrics/registry.ts';
 import { answers, dig } from '../helpers/dig.ts';
 import { startDnsmasq } from '../helpers/dnsmasq.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -39,7 +39,7 @@ t.test('hosts entries and reloads, template matches, under CoreDNS names and lab
   forward . 127.0.0.1:${up.port}
 }
 `;
-  const registry = new client.Registry();
+  const registry = new Registry();
   const engine = new ZoneEngine(planCorefile(parseCorefile(text), { defaultPort: port }), createLogger('test/node-cache'), { metrics: new RequestMetrics(registry) });
   await engine.start();
   t.teardown(() => engine.stop());

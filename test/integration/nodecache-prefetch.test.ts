@@ -12,7 +12,7 @@ import { createLogger } from '../../pkg/log/log.ts';
 import { ZoneEngine } from '../../pkg/nodecache/engine.ts';
 import { planCorefile } from '../../pkg/nodecache/plan.ts';
 import { RequestMetrics } from '../../pkg/nodecache/request-metrics.ts';
-import client from 'prom-client';
+import { Registry } from '../../pkg/metrics/registry.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -21,7 +21,7 @@ t.test('prefetch 2 1m 50%: a name asked twice in the second half of its TTL answ
   t.teardown(() => void process.kill(up.pid, 'SIGCONT'));
   const port = await freePort();
   const text = `.:${port} {\n  bind 127.0.0.1\n  cache 30 {\n    success 9984 30 0\n    prefetch 2 1m 50%\n  }\n  forward . 127.0.0.1:${up.port}\n}\n`;
-  const registry = new client.Registry();
+  const registry = new Registry();
   const engine = new ZoneEngine(planCorefile(parseCorefile(text), { defaultPort: port }), createLogger('test/node-cache'), { metrics: new RequestMetrics(registry) });
   await engine.start();
   t.teardown(() => engine.stop());

@@ -1,14 +1,14 @@
 // mirroredCounter: a Prometheus counter following running totals kept elsewhere, read at scrape time.
 import t from 'tap';
-import client from 'prom-client';
+import { Registry } from '../../pkg/metrics/registry.ts';
 import { mirroredCounter, mirroredGauge } from '../../pkg/metrics/mirror.ts';
 
-async function scrape(registry: client.Registry): Promise<string[]> {
+async function scrape(registry: Registry): Promise<string[]> {
   return (await registry.metrics()).split('\n').filter((l) => l !== '' && !l.startsWith('#'));
 }
 
 t.test('each scrape adds what each total grew; series appear when first yielded; it never goes down', async (t) => {
-  const registry = new client.Registry();
+  const registry = new Registry();
   const totals: Record<string, number> = { a: 3 };
   mirroredCounter(registry, { name: 'x_total', help: 'x', labelNames: ['kind', 'reason'] }, () => Object.entries(totals).map(([k, n]) => [{ reason: 'r', kind: k }, n] as const));
   t.same(await scrape(registry), ['x_total{kind="a",reason="r"} 3']);
@@ -22,7 +22,7 @@ t.test('each scrape adds what each total grew; series appear when first yielded;
 });
 
 t.test('without labels: one series', async (t) => {
-  const registry = new client.Registry();
+  const registry = new Registry();
   let n = 0;
   mirroredCounter(registry, { name: 'y_total', help: 'y' }, () => [[{}, n]]);
   t.same(await scrape(registry), ['y_total 0']);
@@ -31,7 +31,7 @@ t.test('without labels: one series', async (t) => {
 });
 
 t.test('mirroredGauge: each scrape sets every series to what values() yields now, down as well as up', async (t) => {
-  const registry = new client.Registry();
+  const registry = new Registry();
   let n = 5;
   mirroredGauge(registry, { name: 'z', help: 'z', labelNames: ['kind'] }, () => [[{ kind: 'a' }, n]]);
   t.same(await scrape(registry), ['z{kind="a"} 5']);
