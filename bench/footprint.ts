@@ -19,6 +19,7 @@ import { commitOf, inTempDir, writeResults } from './report.ts';
 import { cpuTimeMs, productionNodeFlags, repoRoot, stopper, waitForLine } from './servers.ts';
 import { corednsBin } from './api-servers.ts';
 import { dnsmasqHostsArgs } from '../test/helpers/dnsmasq.ts';
+import { service, yamlDocs } from '../test/helpers/kubedns.ts';
 import { nodeLocalCorefile } from '../test/e2e/harness/manifests.ts';
 import { makeQuery } from '../test/helpers/packets.ts';
 
@@ -154,10 +155,29 @@ async function inside(dir: string): Promise<Footprint[]> {
       writeFileSync(corefile, nodeLocalCorefile().replaceAll('__PILLAR__CLUSTER__DNS__', '127.0.0.1').replaceAll('__PILLAR__UPSTREAM__SERVERS__', '127.0.0.1'));
       results.push(await measure('CoreDNS 1.15 (the same Corefile)', [coredns, '-conf', corefile], { address: LOCAL, probe, load }));
     }
+    results.push(...(await atRest(dir, probe)));
   } finally {
     await stopBackend();
   }
   return results;
+}
+
+/** kube-dns, dnscache and dnsmasq at rest, each on an address of its own (the backend holds 127.0.0.1:53). */
+async function atRest(dir: string, probe: string): Promise<Footprint[]> {
+  const cluster = join(dir, 'cluster.yaml');
+  writeFileSync(cluster, yamlDocs(service('default', 'web', 'clusterIP: 10.96.0.5\nports:\n- {name: http, port: 80}')));
+  writeFileSync(join(dir, 'empty-resolv.conf'), '');
+  const cache = (address: string) => ['-k', '--port=53', `--listen-address=${address}`, '--bind-interfaces', '--no-resolv', '--cache-size=10000', '--server=127.0.0.1', '--log-facility=-', `--pid-file=${join(dir, `${address}.pid`)}`];
+  const kubeDns = (root: string) => [process.execPath, ...productionNodeFlags('kube-dns'), join(root, 'dist/cmd/kube-dns/main.js'), `--cluster-file=${cluster}`, '--dns-bind-address=127.0.0.2', '--dns-port=53', '--http-bind-address=127.0.0.2', '--healthz-port=8081', `--resolv-conf=${join(dir, 'empty-resolv.conf')}`];
+  const dnscache = (root: string) => [process.execPath, ...productionNodeFlags('dnscache'), join(root, 'dist/cmd/dnscache/main.js'), ...cache('127.0.0.3')];
+  const out: Footprint[] = [];
+  const web = 'web.default.svc.cluster.local';
+  out.push(await measure('kube-dns (ours)', kubeDns(repoRoot), { address: '127.0.0.2', probe: web }));
+  if (BASE !== undefined) out.push(await measure(`kube-dns (${commitOf(BASE).split(' ')[0]})`, kubeDns(BASE), { address: '127.0.0.2', probe: web }));
+  out.push(await measure('dnscache (ours)', dnscache(repoRoot), { address: '127.0.0.3', probe }));
+  if (BASE !== undefined) out.push(await measure(`dnscache (${commitOf(BASE).split(' ')[0]})`, dnscache(BASE), { address: '127.0.0.3', probe }));
+  out.push(await measure('dnsmasq (the same flags)', ['/usr/sbin/dnsmasq', ...cache('127.0.0.4')], { address: '127.0.0.4', probe }));
+  return out;
 }
 
 async function main(): Promise<void> {
