@@ -493,6 +493,9 @@ export class DnsServer {
         // Its own flow (not a cache's, named in the Client Subnet): a candidate for a queue of its own.
         if (who === address && via.transport === 'udp') this.steering?.dropped(address, port);
         this.drop('limited');
+        // Over TCP nothing is sent again: a silent drop would hold the client (node-cache: the pod
+        // behind it) for its whole timeout. REFUSED, as CoreDNS's forward answers over max_concurrent.
+        if (via.transport === 'tcp') return this.fail(req, Rcode.REFUSED, qEnd, optDo, address, port, via, started);
         return via.skip();
       }
     }

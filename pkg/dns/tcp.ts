@@ -115,6 +115,8 @@ export class TcpConnection implements Responder {
   private stopped = false;
   private writeBlocked = false;
   private closed = false;
+  /** pump() is running: a send() from within it leaves the frames to its loop. */
+  private pumping = false;
   private readonly address: string;
   private readonly port: number;
 
@@ -174,9 +176,20 @@ export class TcpConnection implements Responder {
   }
 
   // Takes complete frames off the buffer while there is room to answer them, then decides
-  // whether to read on, pause, or end the connection.
+  // whether to read on, pause, or end the connection. An answer sent while it runs (a cache hit is
+  // answered inside onQuery) leaves the rest to the loop: pumping from send() again would recurse once
+  // per frame answered at once, and thousands pipelined in one read overflowed the stack.
   private pump(): void {
-    if (this.closed) return;
+    if (this.closed || this.pumping) return;
+    this.pumping = true;
+    try {
+      this.takeFrames();
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private takeFrames(): void {
     while (!this.stopped && this.pending !== null && !this.writeBlocked && this.inflight < this.opts.maxPipelined) {
       const buf = this.pending;
       if (buf.length < 2) break;

@@ -11,6 +11,8 @@ import { Worker } from 'node:worker_threads';
 import { DEFAULT_MAX_TCP_CONNECTIONS } from '../dns/server.ts';
 import type { Answer, CachePartition, Handler } from '../dns/server.ts';
 import { optViewOf, queryFromWire } from '../dns/query-from-wire.ts';
+import { Rcode } from '../dns/constants.ts';
+import { emptyMessage } from '../dns/message.ts';
 import type { Fairness } from '../dns/fairness.ts';
 import type { Logger } from '../log/log.ts';
 import { ThreadChannel } from './channel.ts';
@@ -63,13 +65,16 @@ export interface DnsThreadsOptions {
   onCacheHit?: (req: Buffer, nameEnd: number, remoteAddress: string) => void;
 }
 
+/** A miss over its asker's share, asked over TCP: answered, not dropped, as DnsServer answers its own (nothing is sent again over TCP). */
+const REFUSED: Answer = { message: { ...emptyMessage(), qr: true, rcode: Rcode.REFUSED } };
+
 /** The owner's side of a miss: the Query made again from its bytes, the handler's answer made cloneable. */
 async function answerRemote(handler: Handler, r: RemoteQuery, fairness: Fairness | undefined): Promise<Answer | null> {
   const wire = Buffer.from(r.wire.buffer, r.wire.byteOffset, r.wire.byteLength);
   // Admitted here, where the work is done, before the query is parsed; a drop is the thread's to count.
   // (undefined: not counted: no fairness, or the cache's own prefetch.)
   const asker = fairness === undefined || r.prefetch ? undefined : fairness.admit(fairness.askerOf(wire, r.address, optViewOf(wire)));
-  if (asker === null) return null;
+  if (asker === null) return r.transport === 'tcp' ? REFUSED : null;
   if (asker !== undefined) fairness!.started(asker);
   try {
     return cloneable(await handler(queryFromWire(wire, r.transport, r.address, r.port, r.prefetch)));

@@ -2,10 +2,13 @@
 // (127.0.0.66) flooding new names at 20,000 a second, three others (127.0.0.2-4, real dig) asking
 // new names one after another. With fairness the others' misses are all answered, and the flooder is
 // named limited and let go after; without it, the same flood leaves the others' questions queued
-// behind it. A flood that backs up the receive queue is steered to a queue of its own.
+// behind it. A flood that backs up the receive queue is steered to a queue of its own. Over TCP, a
+// miss over its share is answered REFUSED.
 
 import t from 'tap';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Class, Type } from '../../pkg/dns/constants.ts';
 import { Fairness } from '../../pkg/dns/fairness.ts';
@@ -14,6 +17,8 @@ import type { Answer, Query } from '../../pkg/dns/server.ts';
 import { startServer } from '../helpers/dns-server.ts';
 import { askFrom, floodNames } from '../helpers/flood.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { makeQuery } from '../helpers/packets.ts';
+import { frame, splitFrames } from '../helpers/tcp-frames.ts';
 
 /** Answers every name with one A record, after 0.3 ms of work on the thread. */
 function costly(q: Query): Answer {
@@ -88,4 +93,25 @@ t.test("a server closed while a flow is steered closes the flow's socket too", a
   await new Promise((r) => setTimeout(r, 100));
   t.notOk(connectedTo(port, '127.0.0.66'), 'no socket left on the port');
   stop();
+});
+
+t.test('over TCP a miss over its share is answered REFUSED at once, never dropped: nothing is sent again over TCP', async (t) => {
+  const fairness = new Fairness();
+  t.teardown(() => fairness.close());
+  const { port } = await startServer(t, { handler: costly, fairness, answerCacheBytes: 0 });
+  const stop = await floodNames(t, port, '127.0.0.66', 20_000, 'flood.test');
+  t.teardown(stop);
+  await eventually(() => fairness.shared, 'misses shared', 5000);
+  // One connection pipelining a burst of new names: node-cache's to kube-dns, for a busy pod behind it.
+  const socket = connect({ host: '127.0.0.1', port, localAddress: '127.0.0.67' });
+  t.teardown(() => socket.destroy());
+  await once(socket, 'connect');
+  const QUERIES = 2000;
+  const rcodes = new Map<number, number>();
+  splitFrames(socket, (msg) => rcodes.set(msg.readUInt16BE(0), msg[3] & 0x0f));
+  for (let id = 0; id < QUERIES; id++) socket.write(frame(makeQuery(`n${id}.tcp.test`, id)));
+  await eventually(() => rcodes.size === QUERIES, 'every query answered', 5000).catch(() => undefined);
+  const refused = [...rcodes.values()].filter((r) => r === 5).length;
+  t.equal(rcodes.size, QUERIES, `every query answered (${rcodes.size} of ${QUERIES})`);
+  t.ok(refused > 0 && refused < QUERIES, `those over the share REFUSED (${refused}), the rest answered`);
 });
