@@ -6,6 +6,7 @@ import type { ClusterKind } from '../cluster/kind.ts';
 import type { SourceEvent } from '../source/source.ts';
 import type { NodeAddresses } from './node-addresses.ts';
 import type { PodIndex } from './pod-index.ts';
+import { nodeSenderAddresses } from './trim-node.ts';
 import { trimPod } from './trim.ts';
 
 export const POD_KIND = 'Pod';
@@ -45,6 +46,17 @@ export function podKind(index: PodIndex, nodes: NodeAddresses, changed: (ip: num
       if (e.type !== 'delete' && pod.indexed) index.set(pod.ip, pod.namespace, pod.owner, pod.eligible);
       else index.remove(pod.ip, pod.owner);
       if (index.namespaceNumberOf(pod.ip) !== namespace) changed(pod.ip);
+    },
+  };
+}
+
+/** `node` (the table's Node kind) feeding `nodes` too: the addresses node-cache's queries come from. */
+export function nodeKind(node: ClusterKind, nodes: NodeAddresses): ClusterKind {
+  return {
+    ...node,
+    apply(store, e: SourceEvent) {
+      node.apply(store, e);
+      nodes.setNode(e.object.metadata.name, e.type === 'delete' ? [] : nodeSenderAddresses(e.object));
     },
   };
 }

@@ -75,6 +75,11 @@ export class PodIndex {
     return this.keys.byteLength + this.values.byteLength + this.owners.byteLength + names;
   }
 
+  /** Whether a pod (of any namespace, ambiguous ones included) has the address `ip`. */
+  has(ip: number): boolean {
+    return this.keys[this.find(ip)] === ip;
+  }
+
   /** A number per namespace for the pod at `ip`, the same for every pod of it (1 on), 0: unknown or ambiguous. */
   namespaceNumberOf(ip: number): number {
     const v = this.values[this.find(ip)];

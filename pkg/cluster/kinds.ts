@@ -16,7 +16,7 @@ export const ENDPOINT_SLICE: ClusterKind = { kind: 'EndpointSlice', api: '/apis/
 export const ENDPOINTS: ClusterKind = { kind: 'Endpoints', api: '/api/v1', resource: 'endpoints', optional: false, what: 'Endpoints core/v1', apply: applyEndpoints };
 /** The kube-dns ConfigMap (--config-map), by name. */
 export const CONFIG_MAP: ClusterKind = { kind: 'ConfigMap', api: '/api/v1', resource: 'configmaps', optional: false, what: 'ConfigMaps', apply: applyConfigMap };
-/** Nodes, for federation answers; optional (its RBAC is manifests/optional/rbac-federation.yaml). */
+/** Nodes, for federation answers (and node-cache's addresses, pkg/autopath); optional: without its RBAC nothing waits for it. */
 export const NODE: ClusterKind = { kind: 'Node', api: '/api/v1', resource: 'nodes', optional: true, what: 'Nodes', apply: applyNode };
 
 export const CLUSTER_KINDS: readonly ClusterKind[] = [SERVICE, ENDPOINT_SLICE, ENDPOINTS, CONFIG_MAP, NODE];

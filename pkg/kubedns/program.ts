@@ -12,11 +12,11 @@ import type { AutoWorkers, ThreadBudget } from '../dnsthreads/auto.ts';
 import type { DnsCounters } from './dns-counters.ts';
 import type { ThreadObserverArgs } from './thread-observer.ts';
 import { ClusterStore } from '../cluster/store.ts';
-import { clusterKinds, NODE_WATCH } from '../cluster/kinds.ts';
+import { clusterKinds, NODE, NODE_WATCH } from '../cluster/kinds.ts';
 import type { ClusterKind } from '../cluster/kind.ts';
 import { ServiceEntryNames } from '../serviceentry/names.ts';
 import { serviceEntryKind } from '../serviceentry/kind.ts';
-import { podKind } from '../autopath/kind.ts';
+import { nodeKind, podKind } from '../autopath/kind.ts';
 import { NodeAddresses } from '../autopath/node-addresses.ts';
 import { PodNames } from './pod-names.ts';
 import { describePolicy } from '../visibility/visibility.ts';
@@ -195,8 +195,8 @@ export class KubeDns {
     const pods = o.autopath || o.podRecords === 'verified' || o.watchAskers ? new PodIndex() : null;
     this.pods = pods;
     // The senders that name their asker in a Client Subnet: loopback (the pod's dnscache), and the
-    // nodes (node-cache) once the Pod watch has shown them.
-    const nodes = new NodeAddresses();
+    // nodes (node-cache) once the Pod and Node watches have shown them; never a pod's own address.
+    const nodes = new NodeAddresses(pods === null ? undefined : (ip) => pods.has(ip));
     this.exposed = o.namespaces === undefined ? null : new Set(o.namespaces);
     this.zone = new Zone({ domain: o.domain, ttl: o.ttl, podRecords: o.podRecords, namespaces: this.exposed ?? undefined, podAt: pods === null ? undefined : (ip, namespace) => podIn(pods, ip, namespace) });
     const fw = o.forwarding;
@@ -205,7 +205,9 @@ export class KubeDns {
     this.configSync = this.makeConfigSync();
     this.config = this.configSync.current();
     const serviceEntries = o.serviceEntries ? new ServiceEntryNames() : null;
-    const kinds = [...clusterKinds(o), ...(serviceEntries ? [this.watchServiceEntries(serviceEntries)] : []), ...(pods ? [this.watch(podKind(pods, nodes, (ip) => this.askerChanged(ip)))] : [])];
+    // With pods known, Nodes too: the addresses node-cache's queries arrive from (optional, as Pods).
+    const tableKinds = pods ? clusterKinds(o).map((k) => (k === NODE ? this.watch(nodeKind(k, nodes), 'node-cache senders') : k)) : clusterKinds(o);
+    const kinds = [...tableKinds, ...(serviceEntries ? [this.watchServiceEntries(serviceEntries)] : []), ...(pods ? [this.watch(podKind(pods, nodes, (ip) => this.askerChanged(ip)))] : [])];
     this.store = new ClusterStore(
       {
         servicesChanged: (keys) => this.servicesChanged(keys),
@@ -426,8 +428,8 @@ export class KubeDns {
   }
 
   /** An optional kind, watched from the start by the API source (readiness never waits for it). */
-  private watch(kind: ClusterKind): ClusterKind {
-    this.o.source.watch?.({ kind });
+  private watch(kind: ClusterKind, why?: string): ClusterKind {
+    this.o.source.watch?.({ kind, why });
     return kind;
   }
 

@@ -2,7 +2,7 @@
 // deploy them, the kube-dns ConfigMap given a `visibility` policy by an edit, as an operator would.
 // A pod of team-a resolves its own namespace's Service and the shared ones but not team-b's, through
 // the kube-dns ClusterIP (the pods' dnscache names it to kube-dns), and through node-cache once it is
-// deployed (todo: see below); team-b's pod resolves its own after team-a asked, through the same
+// deployed; team-b's pod resolves its own after team-a asked, through the same
 // caches. Then a pod floods never-existing names and is named in the DNS pods' logs while another
 // pod's lookups keep answering.
 
@@ -67,9 +67,9 @@ t.test('visibility and fair shares on a real node', async (t) => {
   await t.test("team-a's pod through the kube-dns ClusterIP (the pods' dnscache names it): its own and the shared names, not team-b's", (t) => checks(t, [], 'the ClusterIP'));
   await deployNodeLocalDns(c);
   // kube-proxy masquerades the host's traffic to a ClusterIP (its source is not in the pod range):
-  // node-cache's queries reach kube-dns from the CNI bridge's address, which is no node address of a
-  // pod's hostIP, so kube-dns does not take the pod address node-cache names (issue 26's note).
-  await t.test("team-a's pod through node-cache", { todo: "kube-dns does not yet trust node-cache's queries masqueraded to the CNI gateway's address" }, (t) => checks(t, [`@${LOCAL}`], 'node-cache'));
+  // node-cache's queries reach kube-dns from the CNI bridge's address, the gateway of the node's
+  // spec.podCIDR, which kube-dns learns from the Node watch.
+  await t.test("team-a's pod through node-cache", (t) => checks(t, [`@${LOCAL}`], 'node-cache'));
 
   await t.test('a pod flooding never-existing names is named in the logs; another pod keeps getting answers', async (t) => {
     await execIn(c, 'team-a', 'client', ['sh', '-c', "seq 1 400000 | sed 's/.*/flood&.team-a.svc.cluster.local A/' > /tmp/flood"]);

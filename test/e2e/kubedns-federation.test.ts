@@ -1,7 +1,7 @@
 // Federation queries against a real kube-apiserver: kube-dns started with --federations and the kube-dns
-// token (whose Node list/watch comes only from the system:kube-dns:federation binding in
-// manifests/optional/rbac-federation.yaml) answers `<svc>.<ns>.<fed>.svc.<zone>` with a CNAME to the local service while it
-// has endpoints, else into the federation's domain by the zone and region labels of a Node.
+// token (bound by manifests/rbac.yaml, whose Nodes rule serves federations and autopath) answers `<svc>.<ns>.<fed>.svc.<zone>` with a CNAME to the local service while it
+// has endpoints, else into the federation's domain by the zone and region labels of a Node. Run with
+// --autopath=false: autopath watches Nodes from the start, and these tests are of federations' own.
 
 import t from 'tap';
 import { startCluster } from './harness/cluster.ts';
@@ -47,7 +47,7 @@ t.test('federation queries on a real API server', async (t) => {
     slice('web', '10.1.0.1'),
     svc('lonely'),
   ]);
-  const kd = await startKubeDns(t, { args: [`--kubecfg-file=${cluster.kubeconfig(cluster.kubeDnsToken)}`, '--federations=myfed=example.com'] });
+  const kd = await startKubeDns(t, { args: [`--kubecfg-file=${cluster.kubeconfig(cluster.kubeDnsToken)}`, '--federations=myfed=example.com', '--autopath=false'] });
   t.match(kd.program.output(), /watching=".*Nodes \(federations\)"/, 'Nodes are listed and watched because federations are configured');
   t.notMatch(kd.program.output(), /forbidden/i, 'the shipped RBAC lets the kube-dns identity list and watch Nodes');
 
@@ -87,7 +87,7 @@ t.test('federations from the ConfigMap (no flag): the Node watch starts when the
     svc('lonely'),
     configMap({}),
   ]);
-  const kd = await startKubeDns(t, { args: [`--kubecfg-file=${cluster.kubeconfig(cluster.kubeDnsToken)}`, '--config-map=kube-dns'] });
+  const kd = await startKubeDns(t, { args: [`--kubecfg-file=${cluster.kubeconfig(cluster.kubeDnsToken)}`, '--config-map=kube-dns', '--autopath=false'] });
   t.notMatch(kd.program.output(), /Nodes \(federations\)/, 'no federations yet: Nodes are not watched');
   t.equal((await dig(kd.dnsPort, 'lonely.app.cmfed.svc.cluster.local', 'CNAME')).status, 'NXDOMAIN', 'not a federation yet');
   await cluster.apply([configMap({ federations: 'cmfed=federation.example' })]);
@@ -95,11 +95,15 @@ t.test('federations from the ConfigMap (no flag): the Node watch starts when the
   await cname(kd, 'lonely.app.cmfed.svc.cluster.local', 'lonely.app.cmfed.svc.z1.r1.federation.example.');
 });
 
-t.test('federations at start-up without the optional federation RBAC: ready all the same, the Node list refused and logged', async (t) => {
+t.test("federations at start-up with an RBAC that grants no Nodes (the original's): ready all the same, the Node list refused and logged", async (t) => {
   if (!e2eCanRun(t)) return;
   const cluster = await startCluster(t);
   await cluster.apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'app' } }, svc('web'), slice('web', '10.1.0.1')]);
-  t.equal((await cluster.request('DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/system:kube-dns:federation')).status, 200, 'manifests/optional/rbac-federation.yaml not applied');
+  const rolePath = '/apis/rbac.authorization.k8s.io/v1/clusterroles/system:kube-dns';
+  const role = (await cluster.request('GET', rolePath)).body;
+  role.rules = role.rules.filter((r: { resources: string[] }) => !r.resources.includes('nodes'));
+  t.equal((await cluster.request('PUT', rolePath, role)).status, 200, "manifests/rbac.yaml's Nodes rule taken out");
+  await eventually(async () => (await cluster.request('GET', '/api/v1/nodes', undefined, cluster.kubeDnsToken)).status === 403, 'Nodes refused to kube-dns', WAIT);
   const kd = await startKubeDns(t, { synced: false, args: [`--kubecfg-file=${cluster.kubeconfig(cluster.kubeDnsToken)}`, '--federations=myfed=example.com'] });
   await kd.program.waitFor(/cannot list\/watch Node.*status=403/, WAIT);
   await kd.program.waitFor(/initial sync done/, WAIT);

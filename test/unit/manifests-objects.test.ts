@@ -23,7 +23,7 @@ const selects = (selector: Record<string, string>, labels: Record<string, string
   Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels[k] === v);
 
 t.test('the files', async (t) => {
-  t.same(files, ['kube-dns.yaml', 'optional/autoscaler.yaml', 'optional/node-local-dns.yaml', 'optional/rbac-endpoints.yaml', 'optional/rbac-federation.yaml', 'optional/rbac-service-entries.yaml', 'rbac.yaml']);
+  t.same(files, ['kube-dns.yaml', 'optional/autoscaler.yaml', 'optional/node-local-dns.yaml', 'optional/rbac-endpoints.yaml', 'optional/rbac-service-entries.yaml', 'rbac.yaml']);
   for (const f of RBAC_MANIFESTS) t.ok(files.includes(f), `the e2e harness's RBAC file ${f} is shipped`);
   for (const [file, objs] of all) {
     t.ok(objs.length > 0, `${file} has objects`);
@@ -119,11 +119,11 @@ t.test('RBAC: read-only, named resources, and each optional mode in its own file
       { apiGroups: [''], resources: ['services'], verbs: ['list', 'watch'] },
       { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
+      { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch'] },
     ]],
     ['Role', 'system:kube-dns', [{ apiGroups: [''], resources: ['configmaps'], resourceNames: ['kube-dns'], verbs: ['get', 'list', 'watch'] }]],
-  ], 'the default mode: Services, EndpointSlices, Pods (--autopath), its own ConfigMap');
+  ], 'the default mode: Services, EndpointSlices, Pods and Nodes (--autopath, federations), its own ConfigMap');
   t.same(rules('optional/rbac-endpoints.yaml'), [['ClusterRole', 'system:kube-dns:endpoints', [{ apiGroups: [''], resources: ['endpoints'], verbs: ['list', 'watch'] }]]]);
-  t.same(rules('optional/rbac-federation.yaml'), [['ClusterRole', 'system:kube-dns:federation', [{ apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch'] }]]]);
   t.same(rules('optional/rbac-service-entries.yaml'), [['ClusterRole', 'system:kube-dns:service-entries', [{ apiGroups: ['networking.istio.io'], resources: ['serviceentries'], verbs: ['list', 'watch'] }]]]);
   for (const o of objects.filter((x) => x.kind === 'ClusterRole' || x.kind === 'Role')) {
     for (const r of o.rules) {

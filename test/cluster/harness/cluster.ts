@@ -213,7 +213,10 @@ export async function startNodeCluster(t: Test, o: NodeClusterOptions = {}): Pro
   await waitUntil([daemons.etcd, daemons.apiserver], 'the API server ready', async () => (await request('GET', '/readyz')).status === 200);
 
   const kubeconfig = writeKubeconfig(join(dir, 'admin.kubeconfig'), url, certs.caFile, token, 'kdt');
-  daemons.controllerManager = startDaemon(k8sBin('kube-controller-manager'), [`--kubeconfig=${kubeconfig}`, `--service-account-private-key-file=${certs.saKey}`, `--root-ca-file=${certs.caFile}`, '--use-service-account-credentials=false', '--leader-elect=false', '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`, `--cert-dir=${join(dir, 'kcm-certs')}`], join(dir, 'kube-controller-manager.log'));
+  // As kubeadm with a pod network: the node's spec.podCIDR is given from the cluster range; the first
+  // /24 of it is the range the CNI config hands out (NET.podCidr).
+  const nodeRangeArgs = ['--allocate-node-cidrs=true', `--cluster-cidr=${NET.clusterCidr}`, '--node-cidr-mask-size=24'];
+  daemons.controllerManager = startDaemon(k8sBin('kube-controller-manager'), [`--kubeconfig=${kubeconfig}`, `--service-account-private-key-file=${certs.saKey}`, `--root-ca-file=${certs.caFile}`, '--use-service-account-credentials=false', '--leader-elect=false', '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`, `--cert-dir=${join(dir, 'kcm-certs')}`, ...nodeRangeArgs], join(dir, 'kube-controller-manager.log'));
   daemons.scheduler = startDaemon(k8sBin('kube-scheduler'), [`--kubeconfig=${kubeconfig}`, '--leader-elect=false', '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`, `--cert-dir=${join(dir, 'scheduler-certs')}`], join(dir, 'kube-scheduler.log'));
 
   writeCniConfig(d);

@@ -9,7 +9,7 @@ import { repoRoot } from '../../helpers/process.ts';
 export const manifestsDir = join(repoRoot, 'manifests');
 
 /** Every RBAC file kube-dns's ServiceAccount is bound by: the default one, then the optional modes'. */
-export const RBAC_MANIFESTS = ['rbac.yaml', 'optional/rbac-endpoints.yaml', 'optional/rbac-federation.yaml', 'optional/rbac-service-entries.yaml'];
+export const RBAC_MANIFESTS = ['rbac.yaml', 'optional/rbac-endpoints.yaml', 'optional/rbac-service-entries.yaml'];
 
 /** The values of the original's placeholders (kube-dns.yaml.base's __DNS__*__). */
 export interface PlaceholderValues {
