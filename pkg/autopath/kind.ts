@@ -50,13 +50,23 @@ export function podKind(index: PodIndex, nodes: NodeAddresses, changed: (ip: num
   };
 }
 
-/** `node` (the table's Node kind) feeding `nodes` too: the addresses node-cache's queries come from. */
-export function nodeKind(node: ClusterKind, nodes: NodeAddresses): ClusterKind {
+/**
+ * `node` (the table's Node kind) feeding `nodes` too: the addresses node-cache's queries come from.
+ * `changed` hears of each address whose trust the event changed.
+ */
+export function nodeKind(node: ClusterKind, nodes: NodeAddresses, changed: (ip: number) => void = () => undefined): ClusterKind {
   return {
     ...node,
     apply(store, e: SourceEvent) {
       node.apply(store, e);
-      nodes.setNode(e.object.metadata.name, e.type === 'delete' ? [] : nodeSenderAddresses(e.object));
+      const name = e.object.metadata.name;
+      const ips = e.type === 'delete' ? [] : nodeSenderAddresses(e.object);
+      const touched = [...nodes.addressesOf(name), ...ips];
+      const trusted = touched.map((ip) => nodes.has(ip));
+      nodes.setNode(name, ips);
+      touched.forEach((ip, i) => {
+        if (nodes.has(ip) !== trusted[i]) changed(ip);
+      });
     },
   };
 }

@@ -51,6 +51,11 @@ export class NodeAddresses {
     for (const ip of ips) this.nodeRefs.set(ip, (this.nodeRefs.get(ip) ?? 0) + 1);
   }
 
+  /** The addresses the Node `name` was last seen with. */
+  addressesOf(name: string): readonly number[] {
+    return this.ofNode.get(name) ?? [];
+  }
+
   has(ip: number): boolean {
     return (this.known.has(ip) || this.nodeRefs.has(ip)) && !this.isPod(ip);
   }

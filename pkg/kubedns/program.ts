@@ -206,7 +206,7 @@ export class KubeDns {
     this.config = this.configSync.current();
     const serviceEntries = o.serviceEntries ? new ServiceEntryNames() : null;
     // With pods known, Nodes too: the addresses node-cache's queries arrive from (optional, as Pods).
-    const tableKinds = pods ? clusterKinds(o).map((k) => (k === NODE ? this.watch(nodeKind(k, nodes), 'node-cache senders') : k)) : clusterKinds(o);
+    const tableKinds = pods ? clusterKinds(o).map((k) => (k === NODE ? this.watch(nodeKind(k, nodes, (ip) => this.askerChanged(ip)), 'node-cache senders') : k)) : clusterKinds(o);
     const kinds = [...tableKinds, ...(serviceEntries ? [this.watchServiceEntries(serviceEntries)] : []), ...(pods ? [this.watch(podKind(pods, nodes, (ip) => this.askerChanged(ip)))] : [])];
     this.store = new ClusterStore(
       {

@@ -8,7 +8,7 @@ import { NodeAddresses } from '../../pkg/autopath/node-addresses.ts';
 import { nodeKind, podKind } from '../../pkg/autopath/kind.ts';
 import { nodeSenderAddresses } from '../../pkg/autopath/trim-node.ts';
 import type { ClusterKind } from '../../pkg/cluster/kind.ts';
-import { PodIndex, ipv4Number } from '../../pkg/autopath/pod-index.ts';
+import { PodIndex, ipv4Number, ipv4Text } from '../../pkg/autopath/pod-index.ts';
 import type { KubeObject } from '../../pkg/source/source.ts';
 
 const pod = (name: string, podIP: string, hostIP?: string, hostNetwork = false): KubeObject => ({
@@ -100,4 +100,30 @@ t.test("malformed Node fields add nothing and throw nothing", async (t) => {
     t.same(nodeSenderAddresses(nodeObject('x', o)), [], what);
   }
   t.same(nodeSenderAddresses({ metadata: { name: 'bare' }, spec: { podCIDRs: 'not a list' }, status: { addresses: 7 } } as never), [], 'fields of the wrong shape');
+});
+
+t.test('the watches say which addresses may have changed their namespace or trust: a pod added, gone, another namespace at its address; a new node; every address at a relist end; a Node whose addresses changed', async (t) => {
+  const changed: (string | null)[] = [];
+  const heard = (ip: number | null) => changed.push(ip === null ? null : ipv4Text(ip));
+  const nodes = new NodeAddresses();
+  const kind = podKind(new PodIndex(), nodes, heard);
+  const apply = (type: 'add' | 'update' | 'delete', object: KubeObject) => kind.apply(null as never, { type, kind: 'Pod', object });
+  apply('add', pod('a', '10.244.1.7', '10.0.0.5'));
+  t.same(changed.splice(0), ['10.0.0.5', '10.244.1.7'], 'a new node, a new pod');
+  apply('update', pod('a', '10.244.1.7', '10.0.0.5'));
+  t.same(changed.splice(0), [], 'the same again: nothing');
+  apply('delete', pod('a', '10.244.1.7', '10.0.0.5'));
+  t.same(changed.splice(0), ['10.244.1.7'], 'gone');
+  apply('add', { ...pod('b', '10.244.1.7', '10.0.0.5'), metadata: { name: 'b', namespace: 'web', uid: 'uid-b' } });
+  t.same(changed.splice(0), ['10.244.1.7'], 'a pod of another namespace at the address');
+  kind.forgetful!.relisting();
+  kind.forgetful!.relisted();
+  t.same(changed.splice(0), [null], 'a relist: any address');
+  const node = nodeKind(base, nodes, heard);
+  node.apply(null as never, { type: 'add', kind: 'Node', object: nodeObject('n1', { addresses: [['InternalIP', '10.0.0.6']] }) });
+  t.same(changed.splice(0), ['10.0.0.6'], "a Node's address");
+  node.apply(null as never, { type: 'update', kind: 'Node', object: nodeObject('n1', { addresses: [['InternalIP', '10.0.0.5']] }) });
+  t.same(changed.splice(0), ['10.0.0.6', '10.0.0.5'], 'one it no longer has, one it has now (no pod shows it since the relist)');
+  apply('add', pod('c', '10.244.1.9', '10.0.0.5'));
+  t.same(changed.splice(0), ['10.244.1.9'], 'a pod on a node already trusted: its own address only');
 });
