@@ -137,7 +137,7 @@ t.test('kube-dns on a real API server', async (t) => {
     ],
   });
   const out = kd.program.output();
-  t.match(out, new RegExp(`connecting to the Kubernetes API server=https://127.0.0.1:${proxy.port} identity="bearer token of kubeconfig user \\\\"e2e\\\\"" watching="Services \\(all namespaces\\), EndpointSlices discovery.k8s.io/v1 \\(all namespaces\\), ConfigMap kube-system/kube-dns, Pods \\(addresses, for autopath\\) \\(all namespaces\\)"`), 'one line: server, identity, what is watched (Pods: --autopath is on by default)');
+  t.match(out, new RegExp(`connecting to the Kubernetes API server=https://127.0.0.1:${proxy.port} identity="bearer token of kubeconfig user \\\\"e2e\\\\"" watching="Services \\(all namespaces\\), EndpointSlices discovery.k8s.io/v1 \\(all namespaces\\), ConfigMap kube-system/kube-dns, Nodes \\(node-cache senders\\), Pods \\(addresses, for autopath\\) \\(all namespaces\\)"`), 'one line: server, identity, what is watched (Pods and Nodes: --autopath is on by default)');
   t.notMatch(out, cluster.kubeDnsToken, 'the token is never logged');
 
   const web = await ok(cluster.request('GET', '/api/v1/namespaces/app/services/web'), 'get web');
