@@ -58,11 +58,17 @@ async function tryPort(port: number): Promise<number | null> {
   }
 }
 
+/** Ports this process has handed out: a test asks for several before it binds any (seen: kube-dns's DNS and HTTP ports drawn alike). */
+const handedOut = new Set<number>();
+
 export async function freePort(): Promise<number> {
   const range = stableRange();
   for (let i = 0; i < 50; i++) {
     const p = await tryPort(range ? range[0] + Math.floor(Math.random() * (range[1] - range[0] + 1)) : 0);
-    if (p !== null) return p;
+    if (p !== null && !handedOut.has(p)) {
+      handedOut.add(p);
+      return p;
+    }
   }
   throw new Error('no free port');
 }
