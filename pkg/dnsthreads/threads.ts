@@ -65,7 +65,7 @@ export interface DnsThreadsOptions {
   onCacheHit?: (req: Buffer, nameEnd: number, remoteAddress: string) => void;
 }
 
-/** A miss over its asker's share, asked over TCP: answered, not dropped, as DnsServer answers its own (nothing is sent again over TCP). */
+/** A miss over its share of a pod behind one of our caches, asked over TCP: answered, not dropped, as DnsServer answers its own (nothing is sent again over TCP). */
 const REFUSED: Answer = { message: { ...emptyMessage(), qr: true, rcode: Rcode.REFUSED } };
 
 /** The owner's side of a miss: the Query made again from its bytes, the handler's answer made cloneable. */
@@ -73,8 +73,9 @@ async function answerRemote(handler: Handler, r: RemoteQuery, fairness: Fairness
   const wire = Buffer.from(r.wire.buffer, r.wire.byteOffset, r.wire.byteLength);
   // Admitted here, where the work is done, before the query is parsed; a drop is the thread's to count.
   // (undefined: not counted: no fairness, or the cache's own prefetch.)
-  const asker = fairness === undefined || r.prefetch ? undefined : fairness.admit(fairness.askerOf(wire, r.address, optViewOf(wire)));
-  if (asker === null) return r.transport === 'tcp' ? REFUSED : null;
+  const who = fairness === undefined || r.prefetch ? undefined : fairness.askerOf(wire, r.address, optViewOf(wire));
+  const asker = who === undefined ? undefined : fairness!.admit(who);
+  if (asker === null) return r.transport === 'tcp' && who !== r.address ? REFUSED : null;
   if (asker !== undefined) fairness!.started(asker);
   try {
     return cloneable(await handler(queryFromWire(wire, r.transport, r.address, r.port, r.prefetch)));

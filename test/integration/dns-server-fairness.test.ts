@@ -13,6 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { Class, Type } from '../../pkg/dns/constants.ts';
 import { Fairness } from '../../pkg/dns/fairness.ts';
 import { emptyMessage } from '../../pkg/dns/message.ts';
+import { withClientSubnet } from '../../pkg/dns/client-subnet.ts';
 import type { Answer, Query } from '../../pkg/dns/server.ts';
 import { startServer } from '../helpers/dns-server.ts';
 import { askFrom, floodNames } from '../helpers/flood.ts';
@@ -95,23 +96,31 @@ t.test("a server closed while a flow is steered closes the flow's socket too", a
   stop();
 });
 
-t.test('over TCP a miss over its share is answered REFUSED at once, never dropped: nothing is sent again over TCP', async (t) => {
-  const fairness = new Fairness();
+t.test("over TCP, a miss over its share of a pod behind one of our caches is answered REFUSED at once (nothing is sent again over TCP); a flooder's own connection gets nothing", async (t) => {
+  const CACHE = '127.0.0.67';
+  const fairness = new Fairness({ trustsSubnetOf: (a) => a === CACHE });
   t.teardown(() => fairness.close());
   const { port } = await startServer(t, { handler: costly, fairness, answerCacheBytes: 0 });
   const stop = await floodNames(t, port, '127.0.0.66', 20_000, 'flood.test');
   t.teardown(stop);
   await eventually(() => fairness.shared, 'misses shared', 5000);
-  // One connection pipelining a burst of new names: node-cache's to kube-dns, for a busy pod behind it.
-  const socket = connect({ host: '127.0.0.1', port, localAddress: '127.0.0.67' });
-  t.teardown(() => socket.destroy());
-  await once(socket, 'connect');
   const QUERIES = 2000;
-  const rcodes = new Map<number, number>();
-  splitFrames(socket, (msg) => rcodes.set(msg.readUInt16BE(0), msg[3] & 0x0f));
-  for (let id = 0; id < QUERIES; id++) socket.write(frame(makeQuery(`n${id}.tcp.test`, id)));
-  await eventually(() => rcodes.size === QUERIES, 'every query answered', 5000).catch(() => undefined);
-  const refused = [...rcodes.values()].filter((r) => r === 5).length;
-  t.equal(rcodes.size, QUERIES, `every query answered (${rcodes.size} of ${QUERIES})`);
-  t.ok(refused > 0 && refused < QUERIES, `those over the share REFUSED (${refused}), the rest answered`);
+  // One connection pipelining a burst of new names: node-cache's to kube-dns for a busy pod behind
+  // it (its address in the Client Subnet), then the same burst from a client asking for itself.
+  const burst = async (from: string, query: (id: number) => Uint8Array) => {
+    const socket = connect({ host: '127.0.0.1', port, localAddress: from });
+    t.teardown(() => socket.destroy());
+    await once(socket, 'connect');
+    const rcodes = new Map<number, number>();
+    splitFrames(socket, (msg) => rcodes.set(msg.readUInt16BE(0), msg[3] & 0x0f));
+    for (let id = 0; id < QUERIES; id++) socket.write(frame(query(id)));
+    await eventually(() => rcodes.size === QUERIES, 'every query answered', 5000).catch(() => undefined);
+    socket.destroy();
+    return { answered: rcodes.size, refused: [...rcodes.values()].filter((r) => r === 5).length };
+  };
+  const pod = await burst(CACHE, (id) => withClientSubnet(makeQuery(`n${id}.pod.test`, id), '10.244.1.7')!);
+  t.equal(pod.answered, QUERIES, `through the cache: every query answered (${pod.answered} of ${QUERIES})`);
+  t.ok(pod.refused > 0 && pod.refused < QUERIES, `those over the pod's share REFUSED (${pod.refused}), the rest answered`);
+  const own = await burst('127.0.0.68', (id) => makeQuery(`n${id}.own.test`, id));
+  t.ok(own.answered < QUERIES && own.refused === 0, `its own connection: what is over its share goes unanswered (${own.answered} of ${QUERIES} answered, none REFUSED)`);
 });
