@@ -122,5 +122,6 @@ t.test("over TCP, a miss over its share of a pod behind one of our caches is ans
   t.equal(pod.answered, QUERIES, `through the cache: every query answered (${pod.answered} of ${QUERIES})`);
   t.ok(pod.refused > 0 && pod.refused < QUERIES, `those over the pod's share REFUSED (${pod.refused}), the rest answered`);
   const own = await burst('127.0.0.68', (id) => makeQuery(`n${id}.own.test`, id));
+  stop();
   t.ok(own.answered < QUERIES && own.refused === 0, `its own connection: what is over its share goes unanswered (${own.answered} of ${QUERIES} answered, none REFUSED)`);
 });
