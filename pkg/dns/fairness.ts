@@ -18,6 +18,7 @@ import { performance } from 'node:perf_hooks';
 import type { EventLoopUtilization } from 'node:perf_hooks';
 import { formatIPv4, formatIPv6 } from './ip.ts';
 import type { OptView } from './question.ts';
+import type { Transport } from './responder.ts';
 import { udpBacklog } from './udp-backlog.ts';
 import type { FlowSteering } from './udp-steer.ts';
 import type { UdpBacklog } from './udp-backlog.ts';
@@ -148,6 +149,16 @@ export class Fairness {
     ecsAddress.fill(0);
     ecsAddress.set(req.subarray(view.ecsAddressAt, view.ecsAddressAt + view.ecsAddressLength));
     return view.ecsFamily === 1 ? formatIPv4(ecsAddress, 0) : formatIPv6(ecsAddress, 0);
+  }
+
+  /**
+   * Whether a miss `admit(who)` refused is answered REFUSED rather than dropped: over TCP for a pod a
+   * trusted cache named (nothing is sent again over TCP, and a silent drop would hold the cache's
+   * query for its whole timeout, as CoreDNS's forward answers over max_concurrent); a client asking
+   * for itself gets nothing, whose full window is what slows its flood.
+   */
+  refuses(transport: Transport, who: string, address: string): boolean {
+    return transport === 'tcp' && who !== address;
   }
 
   /** A miss of `address`: its Asker when admitted (hand it to finished() if it waits), null when dropped. */

@@ -493,11 +493,7 @@ export class DnsServer {
         // Its own flow (not a cache's, named in the Client Subnet): a candidate for a queue of its own.
         if (who === address && via.transport === 'udp') this.steering?.dropped(address, port);
         this.drop('limited');
-        // A pod behind one of our caches (named in the Client Subnet) over TCP: nothing is sent again,
-        // and a silent drop would hold the cache's query, and the pod, for its whole timeout: REFUSED,
-        // as CoreDNS's forward answers over max_concurrent. A flooder's own connection gets no answer:
-        // its window stays full, which is what slows it.
-        if (via.transport === 'tcp' && who !== address) return this.fail(req, Rcode.REFUSED, qEnd, optDo, address, port, via, started);
+        if (this.fairness.refuses(via.transport, who, address)) return this.fail(req, Rcode.REFUSED, qEnd, optDo, address, port, via, started);
         return via.skip();
       }
     }

@@ -14,6 +14,7 @@ import { optViewOf, queryFromWire } from '../dns/query-from-wire.ts';
 import { Rcode } from '../dns/constants.ts';
 import { emptyMessage } from '../dns/message.ts';
 import type { Fairness } from '../dns/fairness.ts';
+import type { OptView } from '../dns/question.ts';
 import type { Logger } from '../log/log.ts';
 import { ThreadChannel } from './channel.ts';
 import type { AskerChanged, RemoteAnswer, RemoteQuery, ThreadStart, ThreadStats } from './messages.ts';
@@ -65,17 +66,16 @@ export interface DnsThreadsOptions {
   onCacheHit?: (req: Buffer, nameEnd: number, remoteAddress: string) => void;
 }
 
-/** A miss over its share of a pod behind one of our caches, asked over TCP: answered, not dropped, as DnsServer answers its own (nothing is sent again over TCP). */
+/** A miss over its share that Fairness.refuses() answers: REFUSED, as DnsServer answers its own. */
 const REFUSED: Answer = { message: { ...emptyMessage(), qr: true, rcode: Rcode.REFUSED } };
 
 /** The owner's side of a miss: the Query made again from its bytes, the handler's answer made cloneable. */
-async function answerRemote(handler: Handler, r: RemoteQuery, fairness: Fairness | undefined): Promise<Answer | null> {
-  const wire = Buffer.from(r.wire.buffer, r.wire.byteOffset, r.wire.byteLength);
+async function answerRemote(handler: Handler, r: RemoteQuery, wire: Buffer, view: OptView | null, fairness: Fairness | undefined): Promise<Answer | null> {
   // Admitted here, where the work is done, before the query is parsed; a drop is the thread's to count.
   // (undefined: not counted: no fairness, or the cache's own prefetch.)
-  const who = fairness === undefined || r.prefetch ? undefined : fairness.askerOf(wire, r.address, optViewOf(wire));
+  const who = fairness === undefined || r.prefetch ? undefined : fairness.askerOf(wire, r.address, view!);
   const asker = who === undefined ? undefined : fairness!.admit(who);
-  if (asker === null) return r.transport === 'tcp' && who !== r.address ? REFUSED : null;
+  if (asker === null) return fairness!.refuses(r.transport, who!, r.address) ? REFUSED : null;
   if (asker !== undefined) fairness!.started(asker);
   try {
     return cloneable(await handler(queryFromWire(wire, r.transport, r.address, r.port, r.prefetch)));
@@ -92,9 +92,12 @@ interface Partitioning {
 
 /** The reply to a thread's miss: the answer, and the asker's partition read as it is sent (after the answer is made). */
 async function replyRemote(handler: Handler, r: RemoteQuery, fairness: Fairness | undefined, p: Partitioning): Promise<RemoteAnswer> {
-  const answer = await answerRemote(handler, r, fairness);
+  const wire = Buffer.from(r.wire.buffer, r.wire.byteOffset, r.wire.byteLength);
+  // Its OPT read once, for fair shares and the partition alike.
+  const view = fairness !== undefined || p.of !== null ? optViewOf(wire) : null;
+  const answer = await answerRemote(handler, r, wire, view, fairness);
   if (p.of === null) return { answer, epoch: p.epoch };
-  return { answer, partition: p.of(r.address, optViewOf(Buffer.from(r.wire.buffer, r.wire.byteOffset, r.wire.byteLength))), epoch: p.epoch };
+  return { answer, partition: p.of(r.address, view!), epoch: p.epoch };
 }
 
 /** An answer made cloneable for the thread that asked. */
