@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { makeCluster } from './fixtures.ts';
 import { dnsperfTimes, quantile } from './dnsperf.ts';
-import { productionNodeFlags, repoRoot, rssMiB, startDnsmasq, startKubeDns, stopper, waitForLine } from './servers.ts';
+import { nodeCacheArgv, productionNodeFlags, repoRoot, rssMiB, startDnsmasq, startKubeDns, stopper, waitForLine } from './servers.ts';
 import type { Running } from './servers.ts';
 import { cacheArgs, startDnscacheWith, startDnsmasqCache } from './dnscache-servers.ts';
 import { corednsBin, startCoreDnsWith } from './api-servers.ts';
@@ -145,13 +145,10 @@ async function measure(dir: string, s: Subject, existing: string[], floodFile: s
 
 /** Our node-cache (the real program, its setup off: no interface, no rules) on a Corefile of one block forwarding to `backend`. */
 async function startNodeCache(dir: string, backend: number, extra: string[] = []): Promise<Running> {
-  const own = mkdtempSync(join(dir, 'node-cache-'));
-  mkdirSync(join(own, 'kube-dns'), { recursive: true });
   const port = await freePort();
   const corefile = `.:${port} {\n    bind 127.0.0.1\n    cache 30\n    forward . 127.0.0.1:${backend}\n}\n`;
-  writeFileSync(join(own, 'Corefile.base'), corefile);
-  writeFileSync(join(own, 'resolv.conf'), 'nameserver 127.0.0.1\n');
-  const child = spawn(process.execPath, [...productionNodeFlags('node-cache'), join(repoRoot, 'dist/cmd/node-cache/main.js'), '-localip=127.0.0.1', '-setupinterface=false', '-setupiptables=false', `-basecorefile=${join(own, 'Corefile.base')}`, `-corefile=${join(own, 'Corefile')}`, `-kubednscm=${join(own, 'kube-dns')}`, `-resolvconf=${join(own, 'resolv.conf')}`, `-metrics-listen-address=127.0.0.1:${await freePort()}`, `-dns.port=${port}`, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const [node, ...args] = nodeCacheArgv(repoRoot, dir, '127.0.0.1', corefile, [`-metrics-listen-address=127.0.0.1:${await freePort()}`, `-dns.port=${port}`, ...extra]);
+  const child = spawn(node, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const stop = stopper(child);
   try {
     await waitForLine(child, /DNS listening .*port=\d+/, 'node-cache');

@@ -16,7 +16,8 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { dnsperf } from './dnsperf.ts';
 import { commitOf, inTempDir, writeResults } from './report.ts';
-import { cpuTimeMs, productionNodeFlags, repoRoot, stopper, waitForLine } from './servers.ts';
+import { cpuTimeMs, memoryMiB, nodeCacheArgv, productionNodeFlags, repoRoot, stopper, waitForLine } from './servers.ts';
+import type { Memory } from './servers.ts';
 import { corednsBin } from './api-servers.ts';
 import { dnsmasqHostsArgs } from '../test/helpers/dnsmasq.ts';
 import { service, yamlDocs } from '../test/helpers/kubedns.ts';
@@ -41,12 +42,6 @@ s.on('message', (q, r) => {
 });
 s.bind(53, process.argv[1]);`;
 
-interface Memory {
-  rssMiB: number;
-  anonMiB: number;
-  fileMiB: number;
-}
-
 interface Footprint {
   name: string;
   startMs: number;
@@ -55,12 +50,6 @@ interface Footprint {
   hits?: Memory;
   hitQps?: number;
   cpuUsPerHit?: number;
-}
-
-function memory(pid: number): Memory {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) / 1024;
-  return { rssMiB: kb('VmRSS'), anonMiB: kb('RssAnon'), fileMiB: kb('RssFile') };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -103,15 +92,15 @@ async function measure(name: string, argv: string[], o: { env?: NodeJS.ProcessEn
     });
     const startMs = performance.now() - started;
     await sleep(REST_MS);
-    const f: Footprint = { name, startMs, rest: memory(child.pid!) };
+    const f: Footprint = { name, startMs, rest: memoryMiB(child.pid!) };
     if (o.load !== undefined) {
       await dnsperf(53, o.load, 60, ['-s', o.address, '-n', '1', '-Q', '5000'], LOAD_CPU);
       await sleep(1000);
-      f.full = memory(child.pid!);
+      f.full = memoryMiB(child.pid!);
       const before = cpuTimeMs(child.pid!);
       const r = await dnsperf(53, o.load, HIT_SECONDS, ['-s', o.address], LOAD_CPU);
       const after = cpuTimeMs(child.pid!);
-      f.hits = memory(child.pid!);
+      f.hits = memoryMiB(child.pid!);
       f.hitQps = r.qps;
       f.cpuUsPerHit = ((after.user + after.sys - before.user - before.sys) * 1000) / r.completed;
     }
@@ -121,14 +110,7 @@ async function measure(name: string, argv: string[], o: { env?: NodeJS.ProcessEn
   }
 }
 
-/** node-cache of the checkout at `root` as the manifest runs it, less the interface and the rules (the addresses are on lo). */
-function nodeCacheArgv(root: string, dir: string): string[] {
-  const own = join(dir, `node-cache-${Math.random().toString(36).slice(2, 8)}`);
-  mkdirSync(join(own, 'kube-dns'), { recursive: true });
-  writeFileSync(join(own, 'Corefile.base'), nodeLocalCorefile());
-  writeFileSync(join(own, 'resolv.conf'), 'nameserver 127.0.0.1\n');
-  return [process.execPath, ...productionNodeFlags('node-cache'), join(root, 'dist/cmd/node-cache/main.js'), '-localip', `${LOCAL},${SERVICE_IP}`, '-setupinterface=false', '-setupiptables=false', '-upstreamsvc', 'kube-dns-upstream', `-basecorefile=${join(own, 'Corefile.base')}`, `-corefile=${join(own, 'Corefile')}`, `-kubednscm=${join(own, 'kube-dns')}`, `-resolvconf=${join(own, 'resolv.conf')}`];
-}
+const nodeCacheArgvOf = (root: string, dir: string) => nodeCacheArgv(root, dir, `${LOCAL},${SERVICE_IP}`, nodeLocalCorefile(), ['-upstreamsvc', 'kube-dns-upstream']);
 
 /** Everything, inside the namespace. */
 async function inside(dir: string): Promise<Footprint[]> {
@@ -147,8 +129,8 @@ async function inside(dir: string): Promise<Footprint[]> {
     const load = join(dir, 'queries');
     const env = { KUBE_DNS_UPSTREAM_SERVICE_HOST: '127.0.0.1' };
     results.push(await measure('bare Node (one UDP socket)', [process.execPath, ...productionNodeFlags('node-cache'), '-e', BARE_NODE, LOCAL], { address: LOCAL, probe }));
-    results.push(await measure('node-cache (ours)', nodeCacheArgv(repoRoot, dir), { env, address: LOCAL, probe, load }));
-    if (BASE !== undefined) results.push(await measure(`node-cache (${commitOf(BASE).split(' ')[0]})`, nodeCacheArgv(BASE, dir), { env, address: LOCAL, probe, load }));
+    results.push(await measure('node-cache (ours)', nodeCacheArgvOf(repoRoot, dir), { env, address: LOCAL, probe, load }));
+    if (BASE !== undefined) results.push(await measure(`node-cache (${commitOf(BASE).split(' ')[0]})`, nodeCacheArgvOf(BASE, dir), { env, address: LOCAL, probe, load }));
     const coredns = corednsBin();
     if (coredns !== null) {
       const corefile = join(dir, 'Corefile.coredns');

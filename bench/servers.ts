@@ -3,7 +3,7 @@
 
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OutputLines } from '../test/helpers/log-lines.ts';
@@ -98,10 +98,34 @@ export async function startDnsmasq(dir: string, hostsFile: string, port: number,
   }
 }
 
+export interface Memory {
+  rssMiB: number;
+  anonMiB: number;
+  fileMiB: number;
+}
+
+/** A process's resident memory in MiB: in all (VmRSS), anonymous and file-backed. */
+export function memoryMiB(pid: number): Memory {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) / 1024;
+  return { rssMiB: kb('VmRSS'), anonMiB: kb('RssAnon'), fileMiB: kb('RssFile') };
+}
+
 /** Resident set size of a process in MiB (VmRSS). */
 export function rssMiB(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
+  return memoryMiB(pid).rssMiB;
+}
+
+/**
+ * node-cache of the checkout at `root` as the manifest runs it on `localIps`, less its interface and
+ * rules, serving `corefile` as its base; its files in a fresh folder under `dir`.
+ */
+export function nodeCacheArgv(root: string, dir: string, localIps: string, corefile: string, extra: string[] = []): string[] {
+  const own = mkdtempSync(join(dir, 'node-cache-'));
+  mkdirSync(join(own, 'kube-dns'), { recursive: true });
+  writeFileSync(join(own, 'Corefile.base'), corefile);
+  writeFileSync(join(own, 'resolv.conf'), 'nameserver 127.0.0.1\n');
+  return [process.execPath, ...productionNodeFlags('node-cache'), join(root, 'dist/cmd/node-cache/main.js'), `-localip=${localIps}`, '-setupinterface=false', '-setupiptables=false', `-basecorefile=${join(own, 'Corefile.base')}`, `-corefile=${join(own, 'Corefile')}`, `-kubednscm=${join(own, 'kube-dns')}`, `-resolvconf=${join(own, 'resolv.conf')}`, ...extra];
 }
 
 /** CPU time a process has used so far, in milliseconds (utime and stime of /proc/<pid>/stat). */
