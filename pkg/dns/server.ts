@@ -310,6 +310,15 @@ export class DnsServer {
   }
 
   /**
+   * A UDP miss from `address`:`port` (its own asker, not a cache's Client Subnet) dropped over its
+   * share: with a flood backing up the port, a candidate for a queue of its own (udp-steer.ts). Told
+   * here by this server, and by --workers' owner for the misses another thread read on this port.
+   */
+  flowDropped(address: string, port: number): void {
+    this.steering?.dropped(address, port);
+  }
+
+  /**
    * Splits the answer cache by asker from now on (null: one cache for all again): each query's key
    * gets `fn`'s partition, so an answer marked `partitioned` is kept for the askers of its partition
    * (kube-dns under a visibility policy: the asker's namespace). Drops nothing: call invalidate().
@@ -491,7 +500,7 @@ export class DnsServer {
       asker = this.fairness.admit(who);
       if (asker === null) {
         // Its own flow (not a cache's, named in the Client Subnet): a candidate for a queue of its own.
-        if (who === address && via.transport === 'udp') this.steering?.dropped(address, port);
+        if (who === address && via.transport === 'udp') this.flowDropped(address, port);
         this.drop('limited');
         if (this.fairness.refuses(via.transport, who, address)) return this.fail(req, Rcode.REFUSED, qEnd, optDo, address, port, via, started);
         return via.skip();

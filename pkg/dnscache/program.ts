@@ -121,7 +121,8 @@ export class DnsCache {
   readonly loop: LoopDetector | undefined;
   private readonly c: DnscacheConfig;
   private readonly log: Logger;
-  private readonly servers: DnsServer[];
+  /** One per listen address, in the order start() binds them. */
+  readonly servers: DnsServer[];
   /** Misses shared between askers while this thread is busy (every thread's misses are answered here); null: never. */
   readonly fairness: Fairness | null;
   // Set by route(): the default route (what loop detection probes), in dnsmasq's order: --server=ip

@@ -69,6 +69,7 @@ export class DnsCacheThreads {
       roundRobin: c.roundRobin,
       handler: this.owner.handler.handle,
       fairness: this.owner.fairness ?? undefined,
+      servers: this.owner.servers,
       onCacheHit: c.logQueries ? this.owner.handler.logHit : undefined,
       log: this.log,
     });

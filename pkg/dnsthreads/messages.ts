@@ -10,6 +10,8 @@ export interface RemoteQuery {
   transport: Transport;
   address: string;
   port: number;
+  /** The index in DnsThreadsOptions.listen of the address it came to. */
+  listen: number;
   /** Query.prefetch. */
   prefetch: boolean;
 }

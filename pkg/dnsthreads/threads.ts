@@ -9,7 +9,7 @@
 
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_MAX_TCP_CONNECTIONS } from '../dns/server.ts';
-import type { Answer, CachePartition, Handler } from '../dns/server.ts';
+import type { Answer, CachePartition, DnsServer, Handler } from '../dns/server.ts';
 import { optViewOf, queryFromWire } from '../dns/query-from-wire.ts';
 import { Rcode } from '../dns/constants.ts';
 import { emptyMessage } from '../dns/message.ts';
@@ -54,6 +54,12 @@ export interface DnsThreadsOptions {
   handler: Handler;
   /** This thread's fair shares of misses (pkg/dns fairness.ts): every thread's misses are admitted by it, or dropped. */
   fairness?: Fairness;
+  /**
+   * This thread's DnsServers on `listen`, in its order: a UDP miss another thread read that fair
+   * shares dropped is told to its address's server, whose flow steering then sees the whole flood
+   * (a flooding flow on another thread's socket would otherwise never get a queue of its own).
+   */
+  servers?: readonly Pick<DnsServer, 'flowDropped'>[];
   log: Logger;
   /**
    * A module (URL) whose `threadObserver()` (messages.ts ThreadObserver) each thread makes and hands
@@ -70,12 +76,16 @@ export interface DnsThreadsOptions {
 const REFUSED: Answer = { message: { ...emptyMessage(), qr: true, rcode: Rcode.REFUSED } };
 
 /** The owner's side of a miss: the Query made again from its bytes, the handler's answer made cloneable. */
-async function answerRemote(handler: Handler, r: RemoteQuery, wire: Buffer, view: OptView | null, fairness: Fairness | undefined): Promise<Answer | null> {
+async function answerRemote(o: DnsThreadsOptions, r: RemoteQuery, wire: Buffer, view: OptView | null): Promise<Answer | null> {
+  const { handler, fairness } = o;
   // Admitted here, where the work is done, before the query is parsed; a drop is the thread's to count.
   // (undefined: not counted: no fairness, or the cache's own prefetch.)
   const who = fairness === undefined || r.prefetch ? undefined : fairness.askerOf(wire, r.address, view!);
   const asker = who === undefined ? undefined : fairness!.admit(who);
-  if (asker === null) return fairness!.refuses(r.transport, who!, r.address) ? REFUSED : null;
+  if (asker === null) {
+    if (who === r.address && r.transport === 'udp') o.servers?.[r.listen]?.flowDropped(r.address, r.port);
+    return fairness!.refuses(r.transport, who!, r.address) ? REFUSED : null;
+  }
   if (asker !== undefined) fairness!.started(asker);
   try {
     return cloneable(await handler(queryFromWire(wire, r.transport, r.address, r.port, r.prefetch)));
@@ -91,11 +101,11 @@ interface Partitioning {
 }
 
 /** The reply to a thread's miss: the answer, and the asker's partition read as it is sent (after the answer is made). */
-async function replyRemote(handler: Handler, r: RemoteQuery, fairness: Fairness | undefined, p: Partitioning): Promise<RemoteAnswer> {
+async function replyRemote(o: DnsThreadsOptions, r: RemoteQuery, p: Partitioning): Promise<RemoteAnswer> {
   const wire = Buffer.from(r.wire.buffer, r.wire.byteOffset, r.wire.byteLength);
   // Its OPT read once, for fair shares and the partition alike.
-  const view = fairness !== undefined || p.of !== null ? optViewOf(wire) : null;
-  const answer = await answerRemote(handler, r, wire, view, fairness);
+  const view = o.fairness !== undefined || p.of !== null ? optViewOf(wire) : null;
+  const answer = await answerRemote(o, r, wire, view);
   if (p.of === null) return { answer, epoch: p.epoch };
   return { answer, partition: p.of(r.address, view!), epoch: p.epoch };
 }
@@ -181,7 +191,7 @@ export class DnsThreads {
     const workerData: ThreadStart = { listen: [...listen], answerCacheBytes, answerCacheEntries, roundRobin, maxUdpSize, maxTcpConnections, index, reportHits: onCacheHit !== undefined, observerModule: this.o.observerModule, observerArgs: this.o.observerArgs, partitioned, epoch: this.partitioning.epoch };
     const worker = new Worker(WORKER_ENTRY, { workerData });
     const channel = new ThreadChannel(worker, {
-      query: (r) => replyRemote(this.o.handler, r as RemoteQuery, this.o.fairness, this.partitioning),
+      query: (r) => replyRemote(this.o, r as RemoteQuery, this.partitioning),
       hit: (h) => {
         const { req, nameEnd, address } = h as { req: Uint8Array; nameEnd: number; address: string };
         onCacheHit?.(Buffer.from(req.buffer, req.byteOffset, req.byteLength), nameEnd, address);

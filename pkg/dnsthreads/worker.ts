@@ -20,12 +20,14 @@ async function serve(port: NonNullable<typeof parentPort>, s: ThreadStart): Prom
     return r.answer;
   };
   // The request's own bytes, copied: a view would take its whole receive buffer along.
-  const handler: Handler = (q) =>
-    (channel!.request('query', { wire: Uint8Array.from(q.wire), transport: q.transport, address: q.remoteAddress, port: q.remotePort, prefetch: q.prefetch } satisfies RemoteQuery) as Promise<RemoteAnswer>).then((r) => learned(q, r));
+  const handler =
+    (listen: number): Handler =>
+    (q) =>
+      (channel!.request('query', { wire: Uint8Array.from(q.wire), transport: q.transport, address: q.remoteAddress, port: q.remotePort, listen, prefetch: q.prefetch } satisfies RemoteQuery) as Promise<RemoteAnswer>).then((r) => learned(q, r));
   const cache = new AnswerCache({ maxBytes: s.answerCacheBytes, maxEntries: s.answerCacheEntries });
   const watch: ThreadObserver | undefined = s.observerModule === undefined ? undefined : ((await import(s.observerModule)) as { threadObserver(args: unknown): ThreadObserver }).threadObserver(s.observerArgs);
   const onCacheHit = s.reportHits ? (req: Buffer, nameEnd: number, address: string) => channel!.notify('hit', { req: Uint8Array.from(req), nameEnd, address }) : undefined;
-  const servers = s.listen.map((l) => new DnsServer({ handler, address: l.address, port: l.port, answerCache: cache, reusePort: true, joinsPort: true, roundRobin: s.roundRobin, maxUdpSize: s.maxUdpSize, maxTcpConnections: s.maxTcpConnections, onCacheHit, observer: watch?.observer, onReply: watch?.onReply }));
+  const servers = s.listen.map((l, i) => new DnsServer({ handler: handler(i), address: l.address, port: l.port, answerCache: cache, reusePort: true, joinsPort: true, roundRobin: s.roundRobin, maxUdpSize: s.maxUdpSize, maxTcpConnections: s.maxTcpConnections, onCacheHit, observer: watch?.observer, onReply: watch?.onReply }));
   const partition = (on: boolean) => {
     for (const x of servers) x.partitionCache(on ? askers.of : null);
   };

@@ -348,6 +348,7 @@ export class KubeDns {
       maxUdpSize: o.maxUdpSize,
       handler: this.handler,
       fairness: this.fairness ?? undefined,
+      servers: [this.server],
       observerModule: siblingModule(import.meta.url, 'thread-observer').href,
       observerArgs: { queryLog: o.queryLog } satisfies ThreadObserverArgs,
       log: this.log,
