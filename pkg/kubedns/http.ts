@@ -2,9 +2,9 @@
 // which the coredns Deployment's probes ask (kube-dns given -conf).
 // Plain node:http, bound by pkg/httpserver (why no framework: its README).
 
-import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { listenHttp } from '../httpserver/listen.ts';
+import { http } from '../httpserver/node-http.ts';
 import type { HttpListening } from '../httpserver/listen.ts';
 
 export interface HttpState {
@@ -63,7 +63,7 @@ function handle(state: HttpState, req: IncomingMessage, res: ServerResponse): vo
 }
 
 export function createHttpEndpoints(state: HttpState): HttpEndpoints {
-  const server: Server = createServer((req, res) => handle(state, req, res));
+  const server: Server = http.createServer((req, res) => handle(state, req, res));
   let listening: HttpListening | null = null;
   return {
     listen: async (host, port) => {

@@ -1,10 +1,10 @@
 // -metricsAddress: GET /metrics (Prometheus text), /healthz and /readiness (the dnsmasq container's
 // readiness probe). node:http, as kube-dns's endpoints: three routes need no framework, and the nanny shares the pod's memory with the forwarder.
 
-import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { Registry } from '../metrics/registry.ts';
 import { listenHttp } from '../httpserver/listen.ts';
+import { http } from '../httpserver/node-http.ts';
 import type { HttpListening } from '../httpserver/listen.ts';
 
 export interface ListenAddress {
@@ -24,7 +24,7 @@ export function parseListenAddress(s: string): ListenAddress | string {
 
 /** `notReady`: why GET /readiness answers 503, or null for 200. */
 export async function serveMetrics(at: ListenAddress, registry: Registry, notReady: () => string | null): Promise<HttpListening> {
-  const server: Server = createServer((req, res) => {
+  const server: Server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD' }).end('method not allowed\n');

@@ -5,12 +5,12 @@
 // and health endpoints. stop() drains and, unless -skipteardown, takes the rules and interface away.
 
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { ConfigDirWatcher } from '../config/config.ts';
 import { udpPortTaken } from '../dns/port-taken.ts';
 import type { KubeDnsConfig } from '../config/config.ts';
 import { resolvConfNameservers } from '../forward/forward.ts';
 import { listenHttp } from '../httpserver/listen.ts';
+import { http } from '../httpserver/node-http.ts';
 import type { HttpListening } from '../httpserver/listen.ts';
 import type { Logger } from '../log/log.ts';
 import type { Fairness } from '../dns/fairness.ts';
@@ -227,7 +227,7 @@ export class NodeCache {
     if (plan.metrics !== null) add(plan.metrics, '/metrics', metrics);
     if (plan.health !== null) add(plan.health, '/health', async () => [200, 'text/plain', 'OK']);
     for (const [address, paths] of routes) {
-      const server = createServer((req, res) => {
+      const server = http.createServer((req, res) => {
         const handler = paths.get((req.url ?? '/').split('?')[0]);
         if (handler === undefined) return void res.writeHead(404).end('not found\n');
         handler().then(

@@ -2,10 +2,10 @@
 // /healthcheck/<label> per probe, answered as the original's. node:http as kube-dns's and the nanny's
 // endpoints: a handful of GET routes need no framework, and this container's memory request is 20 Mi.
 
-import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Registry } from '../metrics/registry.ts';
 import { listenHttp } from '../httpserver/listen.ts';
+import { http } from '../httpserver/node-http.ts';
 import type { HttpListening } from '../httpserver/listen.ts';
 import type { ProbeHealth } from './probe.ts';
 
@@ -66,6 +66,6 @@ function handle(o: SidecarHttpOptions, req: IncomingMessage, res: ServerResponse
 }
 
 export async function serveSidecarHttp(o: SidecarHttpOptions): Promise<HttpListening> {
-  const server: Server = createServer((req, res) => handle(o, req, res));
+  const server: Server = http.createServer((req, res) => handle(o, req, res));
   return listenHttp(server, o.host, o.port);
 }

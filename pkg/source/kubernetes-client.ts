@@ -6,9 +6,9 @@
 // auth-provider users (it costs ~38 MB RSS). Requests go through node:http(s), so a list page or a
 // watch line is parsed once, as plain JSON, without client-node's model classes.
 
-import http from 'node:http';
-import https from 'node:https';
+import { http, https } from '../httpserver/node-http.ts';
 import type { IncomingMessage } from 'node:http';
+import type { RequestOptions } from 'node:https';
 import { anonymousCredentials, inClusterCredentials, kubeconfigCredentials } from './kubernetes-credentials.ts';
 import type { Credentials } from './kubernetes-credentials.ts';
 
@@ -81,13 +81,13 @@ function parseMasterUrl(raw: string, env: NodeJS.ProcessEnv): string {
 }
 
 /** Requests through node:http(s) with whatever `authorize` adds (TLS options, Authorization). */
-function httpClient(server: string, identity: string, authorize: (opts: https.RequestOptions) => void | Promise<void>): KubeClient {
+function httpClient(server: string, identity: string, authorize: (opts: RequestOptions) => void | Promise<void>): KubeClient {
   const transport = server.startsWith('https:') ? https : http;
   return {
     server,
     identity,
     async get(path, signal) {
-      const opts: https.RequestOptions = { method: 'GET', headers: { Accept: 'application/json', 'User-Agent': 'kube-dns-ts' }, signal };
+      const opts: RequestOptions = { method: 'GET', headers: { Accept: 'application/json', 'User-Agent': 'kube-dns-ts' }, signal };
       // Per request: token files are re-read, exec credentials refreshed.
       await authorize(opts);
       return new Promise<IncomingMessage>((resolve, reject) => {
