@@ -295,11 +295,10 @@ export class CachingHandler {
     if (this.stale === null && this.shared === null) return { wire, ttl: prepareForCache(wire, this.policy, qname) };
     const { ttl, ttlOffsets } = prepareForKeeping(wire, this.policy, qname);
     if (ttl > 0) {
-      // One copy for both: read only (a hit ages a copy of its own).
-      const copy = Buffer.from(wire);
-      this.stale?.keep(key, copy, ttlOffsets, ttl);
+      this.stale?.keep(key, wire, ttlOffsets, ttl);
       if (this.shared !== null) {
-        this.shared.set(key, { wire: copy, ttlOffsets, storedAt: Date.now(), ttl }, { ttl: ttl * 1000 });
+        // Read only from now on (a hit ages a copy of its own).
+        this.shared.set(key, { wire: Buffer.from(wire), ttlOffsets, storedAt: Date.now(), ttl }, { ttl: ttl * 1000 });
         this.sharedCounts.insertions++;
       }
     }

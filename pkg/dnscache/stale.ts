@@ -5,10 +5,11 @@
 // from here, aged, until the next miss. Stale answers carry every TTL `staleTtl` (RFC 8767's 30 s
 // unsaid). dnscache's, node-cache's and a Corefile kube-dns's forwarded replies.
 
-import { LRUCache } from 'lru-cache';
 import { readTtl, writeTtl } from '../dns/walk.ts';
 import { STALE_TTL } from './cache.ts';
 import type { CachePolicy } from './cache.ts';
+import { ReplyRing } from './reply-ring.ts';
+import type { RingRecord } from './reply-ring.ts';
 
 /** A reply kept by its question: its bytes (read only), where its TTLs are, when it was kept and for how long. */
 export interface KeptReply {
@@ -38,11 +39,24 @@ export interface EarlyReply {
   refresh: boolean;
 }
 
+/** Bytes of the ring a kept question is counted at (a reply of a few records, its key and offsets). */
+const BYTES_PER_REPLY = 256;
+
+/** A copy of the reply `r` holds, its TTLs as `ttlOf` makes them of those kept. */
+function copyOfRecord(r: RingRecord, ttlOf: (kept: number) => number): Buffer {
+  const wire = Buffer.from(r.bytes.subarray(r.wireStart, r.wireStart + r.wireLength));
+  for (let i = 0; i < r.offsetCount; i++) {
+    const off = (r.bytes[r.offsetsStart + 2 * i] << 8) | r.bytes[r.offsetsStart + 2 * i + 1];
+    writeTtl(wire, off, ttlOf(readTtl(wire, off)));
+  }
+  return wire;
+}
+
 export class StaleReplies {
   readonly immediate: boolean;
   /** Stale answers given (answer() and early()'s stale copies). */
   served = 0;
-  private readonly kept: LRUCache<string, KeptReply>;
+  private readonly kept: ReplyRing;
   private readonly staleS: number;
   private readonly staleTtl: number;
   private readonly refreshing = new Set<string>();
@@ -52,25 +66,26 @@ export class StaleReplies {
     return (policy.staleS ?? 0) > 0 && policy.size > 0 ? new StaleReplies(policy) : null;
   }
 
-  /** At most `size` questions, each kept `staleS` seconds past its TTL. */
+  /** About `size` questions (BYTES_PER_REPLY each, the oldest given up first), each kept `staleS` seconds past its TTL. */
   private constructor(p: CachePolicy) {
-    this.kept = new LRUCache({ max: p.size });
+    this.kept = new ReplyRing(p.size * BYTES_PER_REPLY, p.size);
     this.staleS = p.staleS!;
     this.staleTtl = p.staleTtl ?? STALE_TTL;
     this.immediate = p.staleMode === 'immediate';
   }
 
-  /** `wire` (read only from now on: the caller's copy) is the good reply to `key` for `ttl` seconds; its TTLs at `ttlOffsets`. */
+  /** A copy of `wire` is the good reply to `key` for `ttl` seconds; its TTLs at `ttlOffsets`. */
   keep(key: string, wire: Uint8Array, ttlOffsets: readonly number[], ttl: number): void {
-    this.kept.set(key, { wire, ttlOffsets, storedAt: Date.now(), ttl }, { ttl: (ttl + this.staleS) * 1000 });
+    const now = Date.now();
+    this.kept.keep(key, wire, ttlOffsets, ttl, now, now + (ttl + this.staleS) * 1000);
   }
 
   /** A copy of the stale reply to `key`, every TTL staleTtl; null when none is kept. */
   answer(key: string): Buffer | null {
-    const e = this.kept.get(key);
-    if (e === undefined) return null;
+    const r = this.kept.find(key, Date.now());
+    if (r === null) return null;
     this.served++;
-    return copyWithTtls(e, () => this.staleTtl);
+    return copyOfRecord(r, () => this.staleTtl);
   }
 
   /**
@@ -78,12 +93,13 @@ export class StaleReplies {
    * past them a stale copy, not to be kept, and `refresh` (see refresh()); null when none is kept.
    */
   early(key: string): EarlyReply | null {
-    const e = this.kept.get(key);
-    if (e === undefined) return null;
-    const aged = agedReply(e);
-    if (aged.ttl > 0) return { ...aged, refresh: false };
+    const now = Date.now();
+    const r = this.kept.find(key, now);
+    if (r === null) return null;
+    const age = Math.floor((now - r.keptAtMs) / 1000);
+    if (r.ttl - age > 0) return { wire: copyOfRecord(r, (ttl) => Math.max(0, ttl - age)), ttl: r.ttl - age, refresh: false };
     this.served++;
-    return { wire: copyWithTtls(e, () => this.staleTtl), ttl: 0, refresh: true };
+    return { wire: copyOfRecord(r, () => this.staleTtl), ttl: 0, refresh: true };
   }
 
   /** Runs `fetch` (which keeps what it gets) for `key` unless one already runs for it. */

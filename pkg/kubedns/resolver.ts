@@ -262,7 +262,7 @@ export class Resolver {
     if (policy === undefined) return 0;
     if (this.stale === null) return prepareForCache(wire, policy, qname);
     const { ttl, ttlOffsets } = prepareForKeeping(wire, policy, qname);
-    if (ttl > 0) this.stale.keep(key, Buffer.from(wire), ttlOffsets, ttl);
+    if (ttl > 0) this.stale.keep(key, wire, ttlOffsets, ttl);
     return ttl;
   }
 
