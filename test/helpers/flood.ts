@@ -1,12 +1,15 @@
-// For the fairness tests: a flooding asker (new names from one loopback address at a fixed rate, by
+// For the fairness tests: a costly handler, what steering leaves in /proc/net/udp, a flooding asker (new names from one loopback address at a fixed rate, by
 // dnsperf), and a well-behaved one (dig, one question after another).
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Test } from 'tap';
+import { Class, Type } from '../../pkg/dns/constants.ts';
+import { emptyMessage } from '../../pkg/dns/message.ts';
+import type { Answer, Query } from '../../pkg/dns/server.ts';
 import { dig } from './dig.ts';
 
 /**
@@ -44,4 +47,25 @@ export async function askFrom(port: number, from: string, names: readonly string
     if (r !== null && r.status !== '') answered++;
   }
   return { answered, slowestMs };
+}
+
+/** Sockets on `port` connected to `remote` (an IPv4 address), as /proc/net/udp lists them: flows steered to a queue of their own. */
+export function connectedTo(port: number, remote: string): number {
+  const hex = (n: number, width: number) => n.toString(16).toUpperCase().padStart(width, '0');
+  const remoteHex = hex(remote.split('.').reduceRight((n, b) => n * 256 + Number(b), 0), 8);
+  return readFileSync('/proc/net/udp', 'latin1')
+    .split('\n')
+    .filter((l) => {
+      const f = l.trim().split(/\s+/);
+      return f[1]?.endsWith(`:${hex(port, 4)}`) && f[2]?.startsWith(`${remoteHex}:`);
+    }).length;
+}
+
+/** A handler answering every name with one A record after 0.3 ms of work on the thread: misses that cost. */
+export function costly(q: Query): Answer {
+  const until = performance.now() + 0.3;
+  while (performance.now() < until);
+  const m = emptyMessage();
+  m.answers.push({ name: q.qname, type: Type.A, class: Class.IN, ttl: 60, data: { address: '192.0.2.1' } });
+  return { message: m };
 }

@@ -6,40 +6,14 @@
 // misses wait behind them (bench:fair, 16 cores, --workers=4: hits' p99 0.3 → 770 ms).
 
 import t from 'tap';
-import { readFileSync } from 'node:fs';
-import { performance } from 'node:perf_hooks';
-import { Class, Type } from '../../pkg/dns/constants.ts';
 import { Fairness } from '../../pkg/dns/fairness.ts';
-import { emptyMessage } from '../../pkg/dns/message.ts';
-import type { Answer, Query } from '../../pkg/dns/server.ts';
 import { DnsThreads } from '../../pkg/dnsthreads/threads.ts';
 import { createLogger } from '../../pkg/log/log.ts';
 import { startServer } from '../helpers/dns-server.ts';
-import { askFrom, floodNames } from '../helpers/flood.ts';
+import { askFrom, connectedTo, costly, floodNames } from '../helpers/flood.ts';
 import { eventually } from '../helpers/eventually.ts';
 
 const FLOWS = 8;
-
-/** Answers every name with one A record, after 0.3 ms of work on the thread. */
-function costly(q: Query): Answer {
-  const until = performance.now() + 0.3;
-  while (performance.now() < until);
-  const m = emptyMessage();
-  m.answers.push({ name: q.qname, type: Type.A, class: Class.IN, ttl: 60, data: { address: '192.0.2.1' } });
-  return { message: m };
-}
-
-/** Sockets on `port` connected to `remote` (an IPv4 address), as /proc/net/udp lists them. */
-function connectedTo(port: number, remote: string): number {
-  const hex = (n: number, width: number) => n.toString(16).toUpperCase().padStart(width, '0');
-  const remoteHex = hex(remote.split('.').reduceRight((n, b) => n * 256 + Number(b), 0), 8);
-  return readFileSync('/proc/net/udp', 'latin1')
-    .split('\n')
-    .filter((l) => {
-      const f = l.trim().split(/\s+/);
-      return f[1]?.endsWith(`:${hex(port, 4)}`) && f[2]?.startsWith(`${remoteHex}:`);
-    }).length;
-}
 
 t.test("a flood's flows that another thread reads get queues of their own too; the others are answered", async (t) => {
   const fairness = new Fairness();
