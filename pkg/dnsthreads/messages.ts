@@ -5,6 +5,13 @@ import type { ServerStats } from '../dns/server.ts';
 import type { Transport } from '../dns/responder.ts';
 
 /** A miss as it crosses to the owner: the request's bytes and who asked. */
+/**
+ * Misses a thread may have waiting on the owner at once; past it, a miss is dropped where it was read
+ * (counted as the handler's drop). An owner that falls behind (a flood its fair shares see only once
+ * each miss reaches it) would otherwise have every thread's misses queued as messages, without bound.
+ */
+export const MAX_WAITING = 4096;
+
 export interface RemoteQuery {
   wire: Uint8Array;
   transport: Transport;

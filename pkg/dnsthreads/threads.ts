@@ -19,6 +19,8 @@ import type { Logger } from '../log/log.ts';
 import { ThreadChannel } from './channel.ts';
 import type { AskerChanged, RemoteAnswer, RemoteQuery, ThreadStart, ThreadStats } from './messages.ts';
 
+export { MAX_WAITING } from './messages.ts';
+
 export type { RemoteQuery, ThreadStats } from './messages.ts';
 
 /**

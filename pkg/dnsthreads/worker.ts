@@ -10,6 +10,7 @@ import { DnsServer } from '../dns/server.ts';
 import type { Answer, Handler, Query } from '../dns/server.ts';
 import { AskerPartitions } from './askers.ts';
 import { ThreadChannel } from './channel.ts';
+import { MAX_WAITING } from './messages.ts';
 import type { AskerChanged, RemoteAnswer, RemoteQuery, ThreadObserver, ThreadStart, ThreadStats } from './messages.ts';
 
 async function serve(port: NonNullable<typeof parentPort>, s: ThreadStart): Promise<void> {
@@ -19,11 +20,24 @@ async function serve(port: NonNullable<typeof parentPort>, s: ThreadStart): Prom
     if (r.partition !== undefined) askers.learn(q.remoteAddress, q.clientSubnet !== null, r.partition, r.epoch);
     return r.answer;
   };
+  let waiting = 0;
+  const answered = (q: Query, r: RemoteAnswer): Answer | null => {
+    waiting--;
+    return learned(q, r);
+  };
+  const failed = (err: unknown): never => {
+    waiting--;
+    throw err;
+  };
   // The request's own bytes, copied: a view would take its whole receive buffer along.
   const handler =
     (listen: number): Handler =>
-    (q) =>
-      (channel!.request('query', { wire: Uint8Array.from(q.wire), transport: q.transport, address: q.remoteAddress, port: q.remotePort, listen, prefetch: q.prefetch } satisfies RemoteQuery) as Promise<RemoteAnswer>).then((r) => learned(q, r));
+    (q) => {
+      if (waiting >= MAX_WAITING) return null;
+      waiting++;
+      const r = channel!.request('query', { wire: Uint8Array.from(q.wire), transport: q.transport, address: q.remoteAddress, port: q.remotePort, listen, prefetch: q.prefetch } satisfies RemoteQuery) as Promise<RemoteAnswer>;
+      return r.then((a) => answered(q, a), failed);
+    };
   const cache = new AnswerCache({ maxBytes: s.answerCacheBytes, maxEntries: s.answerCacheEntries });
   const watch: ThreadObserver | undefined = s.observerModule === undefined ? undefined : ((await import(s.observerModule)) as { threadObserver(args: unknown): ThreadObserver }).threadObserver(s.observerArgs);
   const onCacheHit = s.reportHits ? (req: Buffer, nameEnd: number, address: string) => channel!.notify('hit', { req: Uint8Array.from(req), nameEnd, address }) : undefined;

@@ -7,7 +7,8 @@
 
 import t from 'tap';
 import { Fairness } from '../../pkg/dns/fairness.ts';
-import { DnsThreads } from '../../pkg/dnsthreads/threads.ts';
+import type { Answer, Query } from '../../pkg/dns/server.ts';
+import { DnsThreads, MAX_WAITING } from '../../pkg/dnsthreads/threads.ts';
 import { createLogger } from '../../pkg/log/log.ts';
 import { startServer } from '../helpers/dns-server.ts';
 import { askFrom, connectedTo, costly, floodNames } from '../helpers/flood.ts';
@@ -30,4 +31,33 @@ t.test("a flood's flows that another thread reads get queues of their own too; t
   t.same(others.map((o) => o.answered), [10, 10], `every question of the others answered (slowest ${others.map((o) => Math.round(o.slowestMs)).join(', ')} ms)`);
   stop();
   await eventually(() => connectedTo(port, '127.0.0.66') === 0, 'the flows back on the port once the asker is let go', 5000);
+});
+
+t.test('a thread sends the owner at most MAX_WAITING misses at once: an owner that falls behind is not buried under messages; once it answers, misses flow again', async (t) => {
+  // The owner's handler for other threads' misses holds every answer until told (an owner far behind).
+  let remote = 0;
+  let release: () => void = () => undefined;
+  let held = new Promise<void>((r) => (release = r));
+  const holding = async (q: Query): Promise<Answer> => {
+    remote++;
+    await held;
+    return costly(q);
+  };
+  const { port } = await startServer(t, { handler: costly, answerCacheBytes: 0, reusePort: true });
+  const threads = new DnsThreads({ count: 1, listen: [{ address: '127.0.0.1', port }], answerCacheBytes: 0, roundRobin: false, handler: holding, log: createLogger('test') });
+  t.teardown(() => threads.stop());
+  await threads.start();
+  // 8 flows of new names: about half land on the other thread's socket, ~10,000 of its misses in 2 s.
+  const stop = await floodNames(t, port, '127.0.0.66', 10_000, 'held.test', ['-c', String(FLOWS)]);
+  await new Promise((r) => setTimeout(r, 2500));
+  stop();
+  const offered = remote;
+  t.ok(remote > 0 && remote <= MAX_WAITING, `the owner was sent ${remote} misses while it answered none (at most ${MAX_WAITING})`);
+  release();
+  held = Promise.resolve();
+  await eventually(async () => {
+    await askFrom(port, '127.0.0.2', Array.from({ length: 8 }, (_, i) => `again${i}-${Math.random()}.test`));
+    return remote > offered;
+  }, 'misses sent again once the owner answered', 10_000);
+  t.pass('the thread sends misses again');
 });
