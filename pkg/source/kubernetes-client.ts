@@ -82,7 +82,7 @@ function parseMasterUrl(raw: string, env: NodeJS.ProcessEnv): string {
 
 /** Requests through node:http(s) with whatever `authorize` adds (TLS options, Authorization). */
 function httpClient(server: string, identity: string, authorize: (opts: RequestOptions) => void | Promise<void>): KubeClient {
-  const transport = server.startsWith('https:') ? https : http;
+  const transport = server.startsWith('https:') ? https() : http;
   return {
     server,
     identity,
