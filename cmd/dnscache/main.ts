@@ -1,7 +1,7 @@
 #!/usr/bin/env -S node --max-semi-space-size=2 --optimize-for-size
 // dnscache: the caching DNS forwarder, with dnsmasq's command line. Nothing else lives here.
 
-import { rmSync, writeFileSync } from 'node:fs';
+const { rmSync, writeFileSync } = process.getBuiltinModule('node:fs');
 import { configureLogging, createLogger } from '../../pkg/log/log.ts';
 import { DnsCache } from '../../pkg/dnscache/program.ts';
 import { DnsCacheThreads, dnscacheWorkers } from '../../pkg/dnscache/threads.ts';

@@ -1,7 +1,7 @@
 // kube-dns given CoreDNS's command line (the coredns Deployment's `-conf /etc/coredns/Corefile`):
 // CoreDNS's flags → the Corefile planned (pkg/kubedns) → kube-dns. Nothing else lives here.
 
-import { rmSync, writeFileSync } from 'node:fs';
+const { rmSync, writeFileSync } = process.getBuiltinModule('node:fs');
 import { arch, platform } from 'node:os';
 import { CorefileError } from '../../pkg/corefile/errors.ts';
 import { defineFlags, parseOrExit } from '../../pkg/flags/flags.ts';

@@ -1,7 +1,7 @@
 #!/usr/bin/env -S node
 // local-pod (npm start): the kube-dns pod's three programs on loopback. flags → pkg/localpod.
 
-import { existsSync } from 'node:fs';
+const { existsSync } = process.getBuiltinModule('node:fs');
 import { parseOrExit } from '../../pkg/flags/flags.ts';
 import { createLogger, setSink } from '../../pkg/log/log.ts';
 import type { LogFormat } from '../../pkg/log/log.ts';

@@ -2,7 +2,7 @@
 // that its manifest passes (-conf, -dns.port, -pidfile), and ours (-serve-stale, -resolvconf, -readyfile,
 // -fair-share-busy, -fair-share-floor).
 
-import { isIP } from 'node:net';
+const { isIP } = process.getBuiltinModule('node:net');
 import { defineFlags, fairShareFlags, klogFlags, parseDuration } from '../../pkg/flags/flags.ts';
 
 /** The original's -syncinterval is whole seconds; a Go duration is taken too. */

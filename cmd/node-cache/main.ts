@@ -1,7 +1,7 @@
 #!/usr/bin/env -S node --max-semi-space-size=2 --optimize-for-size
 // node-cache: flags → pkg/nodecache. Nothing else lives here.
 
-import { rmSync, writeFileSync } from 'node:fs';
+const { rmSync, writeFileSync } = process.getBuiltinModule('node:fs');
 import { resolve } from 'node:path';
 import { fairShareSettings, parseOrExit } from '../../pkg/flags/flags.ts';
 import { createLogger } from '../../pkg/log/log.ts';

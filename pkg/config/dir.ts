@@ -5,7 +5,7 @@
 // Reads are synchronous: a handful of small files every --config-period costs microseconds, and it
 // keeps "read, hash, parse, publish" one uninterrupted step.
 
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+const { readdirSync, readFileSync, statSync } = process.getBuiltinModule('node:fs');
 import { join } from 'node:path';
 import { createLogger } from '../log/log.ts';
 import type { Logger } from '../log/log.ts';

@@ -3,7 +3,7 @@
 // API (ConfigMapSync), or nothing but the defaults (FixedConfig). The programs start one and act on
 // what it announces.
 
-import { createHash } from 'node:crypto';
+const { createHash } = process.getBuiltinModule('node:crypto');
 import { createLogger } from '../log/log.ts';
 import type { Logger } from '../log/log.ts';
 import { ConfigError } from './errors.ts';

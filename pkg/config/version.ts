@@ -1,7 +1,7 @@
 // The version of a set of config files, computed as kubernetes/dns's sync_dir.go does: sha256 over
 // name, NUL, data, NUL for each file in name order. No files → "" (the version of "no config").
 
-import { createHash } from 'node:crypto';
+const { createHash } = process.getBuiltinModule('node:crypto');
 
 export function configVersion(files: ReadonlyMap<string, string | Uint8Array>): string {
   if (files.size === 0) return '';

@@ -10,7 +10,7 @@
 // - `{$NAME}` and `{%NAME%}` are the environment's (lex.ts), `#` a comment, `"..."` one token.
 // Every directive keeps its file and line, so the planner can name the line it refuses.
 
-import { globSync, readFileSync, statSync } from 'node:fs';
+const { globSync, readFileSync, statSync } = process.getBuiltinModule('node:fs');
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { CorefileError } from './errors.ts';
 import type { Place } from './errors.ts';

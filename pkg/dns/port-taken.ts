@@ -4,7 +4,7 @@
 // another server already there?).
 
 import { createSocket } from 'node:dgram';
-import { isIP } from 'node:net';
+const { isIP } = process.getBuiltinModule('node:net');
 
 export function udpPortTaken(ip: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -4,7 +4,7 @@
 // the origin itself); without an origin it is taken as fully qualified, as NewRR does.
 // Types: A, AAAA, CNAME, PTR, NS, TXT, MX, SRV, SOA. Throws RrTextError on anything else.
 
-import { isIP } from 'node:net';
+const { isIP } = process.getBuiltinModule('node:net');
 import { Class, Type } from './constants.ts';
 import type { ResourceRecord } from './message.ts';
 

@@ -7,7 +7,8 @@
 // takes the place of the connection that made progress (a whole query in, an answer out) least
 // recently and owes nothing.
 
-import net from 'node:net';
+const net = process.getBuiltinModule('node:net');
+import type { AddressInfo, Server, Socket } from 'node:net';
 import type { Responder } from './responder.ts';
 
 /** Why the server closed a connection: nothing for idleTimeoutMs, a frame unfinished for frameTimeoutMs, or room made at the cap. */
@@ -29,7 +30,7 @@ export interface TcpOptions {
 }
 
 export class TcpListener {
-  private readonly server: net.Server;
+  private readonly server: Server;
   private readonly opts: TcpOptions;
   /** Open connections, least recent progress first (a connection moves to the end when it makes some). */
   readonly connections = new Set<TcpConnection>();
@@ -48,12 +49,12 @@ export class TcpListener {
       this.server.once('error', onError);
       this.server.listen({ host: address, port, exclusive: true, reusePort: this.opts.reusePort }, () => {
         this.server.off('error', onError);
-        resolve((this.server.address() as net.AddressInfo).port);
+        resolve((this.server.address() as AddressInfo).port);
       });
     });
   }
 
-  private accept(socket: net.Socket): void {
+  private accept(socket: Socket): void {
     if (this.closing || (this.connections.size >= this.opts.maxConnections && !this.evictOne())) {
       socket.on('error', () => {});
       socket.destroy();
@@ -102,7 +103,7 @@ export class TcpListener {
 export class TcpConnection implements Responder {
   readonly transport = 'tcp';
   readonly headroom = 2;
-  private readonly socket: net.Socket;
+  private readonly socket: Socket;
   private readonly opts: TcpOptions;
   private readonly listener: { closed(): void; progressed(): void };
   private pending: Buffer | null = null;
@@ -120,7 +121,7 @@ export class TcpConnection implements Responder {
   private readonly address: string;
   private readonly port: number;
 
-  constructor(socket: net.Socket, opts: TcpOptions, listener: { closed(): void; progressed(): void }) {
+  constructor(socket: Socket, opts: TcpOptions, listener: { closed(): void; progressed(): void }) {
     this.socket = socket;
     this.opts = opts;
     this.listener = listener;

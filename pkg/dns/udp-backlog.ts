@@ -4,7 +4,7 @@
 // A client that waits for its answers never builds a queue; one that sends faster than the port is
 // read fills it, and then everyone's packets are dropped. Linux only: elsewhere, nothing is known.
 
-import { readFileSync } from 'node:fs';
+const { readFileSync } = process.getBuiltinModule('node:fs');
 
 export interface UdpBacklog {
   /** Bytes waiting to be read, summed over the port's sockets (SO_REUSEPORT: one per thread). */

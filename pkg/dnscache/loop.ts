@@ -7,7 +7,7 @@
 // in the per-server counters (servers.bind) nor in the forwarder's stats, and their replies are not
 // read. A returning probe is caught before the cache, so it is neither a miss nor cached.
 
-import { randomBytes } from 'node:crypto';
+const { randomBytes } = process.getBuiltinModule('node:crypto');
 import { createSocket } from 'node:dgram';
 import type { Socket } from 'node:dgram';
 import { Class, Type } from '../dns/constants.ts';

@@ -12,7 +12,7 @@ import type { Logger } from '../log/log.ts';
 import type { Fairness } from '../dns/fairness.ts';
 import { fairShare } from '../fairshare/fairshare.ts';
 import { fairShareSettings } from '../flags/fairness.ts';
-import { readFileSync } from 'node:fs';
+const { readFileSync } = process.getBuiltinModule('node:fs');
 import { parseServersFile } from './args.ts';
 import type { DnscacheConfig, StubServer } from './args.ts';
 import type { CachePolicy } from './cache.ts';

@@ -4,7 +4,7 @@
 // each limit is the tightest of the process's cgroup and its ancestors (a pod's limit sits above the
 // container's).
 
-import { existsSync, readFileSync } from 'node:fs';
+const { existsSync, readFileSync } = process.getBuiltinModule('node:fs');
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 

@@ -1,7 +1,7 @@
 // Query IDs and socket choices must be unpredictable to an off-path attacker (RFC 5452), so they come
 // from the CSPRNG. One randomFillSync per 2048 IDs keeps that off the per-query cost.
 
-import { randomFillSync } from 'node:crypto';
+const { randomFillSync } = process.getBuiltinModule('node:crypto');
 
 const pool = Buffer.alloc(4096);
 let next = pool.length;

@@ -9,7 +9,7 @@
 // queries sent again at once on a new connection, so on another endpoint, within their try's time:
 // a rollout of kube-dns costs no query a client can see.
 
-import { createConnection } from 'node:net';
+const { createConnection } = process.getBuiltinModule('node:net');
 import type { Socket } from 'node:net';
 import { frame, readFrames } from '../dns/frames.ts';
 import type { Logger } from '../log/log.ts';

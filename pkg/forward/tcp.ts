@@ -1,7 +1,7 @@
 // One query over TCP (RFC 1035 §4.2.2: two-byte length prefix), used when a UDP reply came back
 // truncated. A connection per retry: truncation is rare, and it leaves no idle connections to manage.
 
-import { createConnection } from 'node:net';
+const { createConnection } = process.getBuiltinModule('node:net');
 import type { Socket } from 'node:net';
 import { frame, readFrames } from '../dns/frames.ts';
 import type { Upstream } from './upstream.ts';

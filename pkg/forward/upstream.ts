@@ -1,8 +1,8 @@
 // Upstream servers: IP literal + port. Hosts are kept in the textual form Node reports for a
 // datagram's sender (compressed lowercase IPv6), so a reply's source can be compared as a string.
 
-import { readFileSync } from 'node:fs';
-import { isIP } from 'node:net';
+const { readFileSync } = process.getBuiltinModule('node:fs');
+const { isIP } = process.getBuiltinModule('node:net');
 import { ForwardError } from './errors.ts';
 
 export interface Upstream {

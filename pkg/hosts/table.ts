@@ -3,7 +3,7 @@
 // one label more (never the apex), and gives no PTR. Names are kept canonical (lowercase, no trailing
 // dot), addresses canonical (pkg/cluster/ip.ts).
 
-import { readFileSync, statSync } from 'node:fs';
+const { readFileSync, statSync } = process.getBuiltinModule('node:fs');
 import { canonicalIP, ipFamily } from '../cluster/ip.ts';
 import type { Logger } from '../log/log.ts';
 

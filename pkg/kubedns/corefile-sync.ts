@@ -6,8 +6,8 @@
 // the problem is logged and counted (CoreDNS instead reloads into a crash loop on every replica:
 // coredns#2339).
 
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+const { createHash } = process.getBuiltinModule('node:crypto');
+const { readFileSync } = process.getBuiltinModule('node:fs');
 import type { ConfigChangeHandler, ConfigSync } from '../config/sync.ts';
 import type { KubeDnsConfig } from '../config/config.ts';
 import { parseCorefile } from '../corefile/read.ts';

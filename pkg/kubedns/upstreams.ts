@@ -2,7 +2,7 @@
 // the node's resolv.conf; stub domains from the ConfigMap (the original ignored them for ExternalName
 // targets, kubernetes/dns#243: here they route every forwarded name, those targets included).
 
-import { isIP } from 'node:net';
+const { isIP } = process.getBuiltinModule('node:net');
 import { lookup } from 'node:dns/promises';
 import type { KubeDnsConfig } from '../config/config.ts';
 import { parseStubServer, parseUpstream } from '../config/config.ts';

@@ -2,7 +2,7 @@
 // moves it, instead of surfacing as one child's bind error among the others' start-up lines.
 
 import { createSocket } from 'node:dgram';
-import { createServer } from 'node:net';
+const { createServer } = process.getBuiltinModule('node:net');
 import { LOOPBACK } from './plan.ts';
 import type { LocalPodOptions } from './plan.ts';
 

@@ -3,7 +3,7 @@
 // time, and Node's heap, version and event loop lag. Nothing runs between scrapes (no timer, no GC
 // observer).
 
-import { readdirSync, readFileSync } from 'node:fs';
+const { readdirSync, readFileSync } = process.getBuiltinModule('node:fs');
 import type { Collector, Exposition, MetricType, Registry } from './registry.ts';
 
 /** A single-sample family read at each scrape (null: not on this system). */

@@ -2,7 +2,7 @@
 // its own shebang line gives in production, read from the file so they live in one place; anything
 // else (real dnsmasq) is spawned directly.
 
-import { openSync, readSync, closeSync } from 'node:fs';
+const { openSync, readSync, closeSync } = process.getBuiltinModule('node:fs');
 import { basename, dirname, extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loggingFormatArgs } from '../log/log.ts';

@@ -3,7 +3,7 @@
 // cheapest way that keeps queries flowing: nothing, a rewritten servers-file + SIGHUP, or a restart
 // (stop, then start: dnsmasq for a changed command line; dnscache takes every change by SIGHUP).
 
-import { chmodSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+const { chmodSync, mkdtempSync, renameSync, rmSync, writeFileSync } = process.getBuiltinModule('node:fs');
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigDirWatcher } from '../config/config.ts';

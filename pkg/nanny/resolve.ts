@@ -3,7 +3,7 @@
 // to kube-dns) are asked of kube-dns over UDP, A then AAAA; others go to the system resolver. The
 // first address wins. A name that does not resolve is left out and tried again at the next sync.
 
-import { isIP } from 'node:net';
+const { isIP } = process.getBuiltinModule('node:net');
 import { lookup } from 'node:dns/promises';
 import { encodeMessage, parseMessage } from '../dns/codec.ts';
 import { Class, Rcode, Type, rcodeName } from '../dns/constants.ts';

@@ -3,8 +3,8 @@
 // holds them just as well (said once in the log). Through iproute2's `ip`, as the image carries it.
 
 import { execFile } from 'node:child_process';
-import { isIP } from 'node:net';
-import { promisify } from 'node:util';
+const { isIP } = process.getBuiltinModule('node:net');
+const { promisify } = process.getBuiltinModule('node:util');
 
 const run = promisify(execFile);
 

@@ -4,7 +4,7 @@
 // the old one drains (SO_REUSEPORT: no query lost); the setup metrics, and the Corefile's prometheus
 // and health endpoints. stop() drains and, unless -skipteardown, takes the rules and interface away.
 
-import { readFileSync, writeFileSync } from 'node:fs';
+const { readFileSync, writeFileSync } = process.getBuiltinModule('node:fs');
 import { ConfigDirWatcher } from '../config/config.ts';
 import { udpPortTaken } from '../dns/port-taken.ts';
 import type { KubeDnsConfig } from '../config/config.ts';

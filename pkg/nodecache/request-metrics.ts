@@ -6,7 +6,7 @@
 // on the query path, labels only when Prometheus scrapes. A series outlives the engine that counted
 // into it: a reload's new engine counts on in the same ones.
 
-import { isIPv6 } from 'node:net';
+const { isIPv6 } = process.getBuiltinModule('node:net');
 import type { Registry } from '../metrics/registry.ts';
 import { rcodeName } from '../dns/constants.ts';
 import { timedSlot } from '../dns/answer-cache.ts';

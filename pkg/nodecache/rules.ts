@@ -8,8 +8,8 @@
 // -syncinterval: a flush by another agent is repaired), remove() takes every rule away.
 
 import { execFile } from 'node:child_process';
-import { isIP } from 'node:net';
-import { promisify } from 'node:util';
+const { isIP } = process.getBuiltinModule('node:net');
+const { promisify } = process.getBuiltinModule('node:util');
 
 const run = promisify(execFile);
 

@@ -4,7 +4,7 @@
 // __PILLAR__DNS__SERVER__) are the operator's to replace before applying the manifest; one left over
 // is an error naming its line, as any line we cannot serve.
 
-import { isIP } from 'node:net';
+const { isIP } = process.getBuiltinModule('node:net');
 import type { KubeDnsConfig } from '../config/config.ts';
 import { parseStubServer } from '../config/config.ts';
 import { CorefileError } from '../corefile/errors.ts';

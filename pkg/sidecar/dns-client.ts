@@ -3,8 +3,8 @@
 // reply is truncated, and one deadline over both. Not a resolver: no retries, no other servers.
 
 import { createSocket } from 'node:dgram';
-import { connect } from 'node:net';
-import { randomInt } from 'node:crypto';
+const { connect } = process.getBuiltinModule('node:net');
+const { randomInt } = process.getBuiltinModule('node:crypto');
 import { canonicalName, DnsParseError, encodeMessage, parseMessage } from '../dns/codec.ts';
 import { HEADER_SIZE } from '../dns/constants.ts';
 import { frame, readFrames } from '../dns/frames.ts';

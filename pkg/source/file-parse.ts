@@ -2,7 +2,7 @@
 // multi-document stream, or a List, into the objects DNS cares about. Any malformed document rejects
 // the whole text, with the line and column where it went wrong.
 
-import { createHash } from 'node:crypto';
+const { createHash } = process.getBuiltinModule('node:crypto');
 import { isMap, isScalar, isSeq, LineCounter, parseAllDocuments } from 'yaml';
 import type { Node } from 'yaml';
 import type { KubeObject } from './source.ts';

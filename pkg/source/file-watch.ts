@@ -4,8 +4,8 @@
 // filesystems, a directory that does not exist yet, symlinks pointing elsewhere). Both only schedule a
 // debounced read; the read delivers the text when it differs from the last text delivered.
 
-import { createHash } from 'node:crypto';
-import { watch } from 'node:fs';
+const { createHash } = process.getBuiltinModule('node:crypto');
+const { watch } = process.getBuiltinModule('node:fs');
 import type { FSWatcher } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';

@@ -4,7 +4,7 @@
 // API (measured: +38 MB RSS on an idle kube-dns, a quarter of the memory budget), so it is kept for
 // what only it does: exec and auth-provider (OIDC, cloud) users.
 
-import { readFileSync } from 'node:fs';
+const { readFileSync } = process.getBuiltinModule('node:fs');
 import { dirname, isAbsolute, join } from 'node:path';
 import type { RequestOptions } from 'node:https';
 import { parse as parseYaml } from 'yaml';

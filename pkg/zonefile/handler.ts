@@ -5,7 +5,7 @@
 // one in service, logged.
 
 import { inZone } from '../dns/names.ts';
-import { readFileSync } from 'node:fs';
+const { readFileSync } = process.getBuiltinModule('node:fs');
 import { messageOf } from '../dns/chain.ts';
 import type { ChainedHandler } from '../dns/chain.ts';
 import { encodeMessage } from '../dns/codec.ts';

@@ -1,6 +1,6 @@
 // `bind ADDR...`: the addresses a block listens on (IP addresses; interface names are not served).
 
-import { isIP } from 'node:net';
+const { isIP } = process.getBuiltinModule('node:net');
 import { invalid } from '../args.ts';
 import type { Directive } from '../read.ts';
 

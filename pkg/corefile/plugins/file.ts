@@ -3,7 +3,7 @@
 // CoreDNS's file plugin. The file is read here once, so that one that does not read is an error at
 // this line, at start and at reload. `reload_by_mtime` and DNSSEC are not served.
 
-import { readFileSync } from 'node:fs';
+const { readFileSync } = process.getBuiltinModule('node:fs');
 import { normalizeDomain } from '../../config/config.ts';
 import { parseZoneFile } from '../../zonefile/parse.ts';
 import type { ZoneFileOptions } from '../../zonefile/handler.ts';

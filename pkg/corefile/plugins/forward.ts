@@ -8,7 +8,7 @@
 // plugin after forward, CoreDNS answers them SERVFAIL, and so do ours. Other options are refused (not
 // served yet).
 
-import { isIP } from 'node:net';
+const { isIP } = process.getBuiltinModule('node:net');
 import { normalizeDomain } from '../../config/config.ts';
 import { resolvConfNameservers } from '../../forward/forward.ts';
 import type { ForwarderOptions, Upstream } from '../../forward/forward.ts';

@@ -2,7 +2,7 @@
 // a hosts file (/etc/hosts unsaid) and lines of the block itself, for the
 // block's zones unless others are named. CoreDNS's defaults: TTL 3600 s, the file checked every 5 s.
 
-import { isIP } from 'node:net';
+const { isIP } = process.getBuiltinModule('node:net');
 import { normalizeDomain } from '../../config/config.ts';
 import { duration, invalid, unserved, wholeNumber, written } from '../args.ts';
 import type { Directive } from '../read.ts';
