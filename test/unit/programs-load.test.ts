@@ -17,7 +17,8 @@ const LAZY = /undici|\btls\b|internal\/fs\/(promises|streams|dir)|internal\/util
 
 /** The modules Node has loaded once `code` ran in a child Node (ESM). */
 function loadedBy(t: Test, code: string): string[] {
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', `${code}; process.stdout.write(JSON.stringify(process.moduleLoadList));`], { encoding: 'utf8', timeout: 30_000 });
+  // Through env -u: tap hands every Node it sees spawned its own loaders in NODE_OPTIONS, and they load some of these.
+  const r = spawnSync('env', ['-u', 'NODE_OPTIONS', process.execPath, '--input-type=module', '-e', `${code}; process.stdout.write(JSON.stringify(process.moduleLoadList));`], { encoding: 'utf8', timeout: 30_000 });
   t.equal(r.status, 0, r.stderr);
   return JSON.parse(r.stdout) as string[];
 }
@@ -25,7 +26,7 @@ function loadedBy(t: Test, code: string): string[] {
 for (const path of PROGRAMS) {
   t.test(`${path}: loaded without what builtins' lazy exports load`, async (t) => {
     const module = fileURLToPath(new URL(`../../${path}`, import.meta.url));
-    // What a child loads before any code of ours (under tap, its environment brings some of them).
+    // What a child loads before any code of ours.
     const before = new Set(loadedBy(t, 'await 0'));
     const added = loadedBy(t, `await import(${JSON.stringify(module)})`).filter((m) => !before.has(m) && LAZY.test(m));
     t.same(added, [], 'none of them loaded');
