@@ -46,6 +46,8 @@ const SERVER_CPU = WORKERS > 1 ? `0-${WORKERS - 1}` : '0';
 const BACKEND_CPU = String(WORKERS);
 const FLOOD_CPU = SEPARATE ? `${WORKERS + 1}-${WORKERS + 2}` : BACKEND_CPU;
 const ASKER_CPU = SEPARATE ? `${WORKERS + 3}-${CPUS - 1}` : BACKEND_CPU;
+// The server's CPUs and the backends' one must exist: refused before anything starts.
+if (WORKERS + 1 > CPUS) throw new Error(`BENCH_FAIR_WORKERS=${WORKERS} needs ${WORKERS + 1} CPUs (the server's and the backends'); this machine has ${CPUS}`);
 /** --workers for ours that take it (kube-dns, dnscache): one thread per server CPU. */
 const THREADS = [`--workers=${WORKERS}`];
 
@@ -176,15 +178,36 @@ async function main(dir: string) {
   const outside = join(dir, 'outside');
   mkdirSync(outside);
   writeFileSync(join(outside, 'hosts'), '192.0.2.2 www.example.org\n');
-  const upstream = await startDnsmasq(outside, join(outside, 'hosts'), upPort, ['--address=/example.org/192.0.2.1']);
-  await pin(upstream.pid, BACKEND_CPU);
   writeFileSync(join(dir, 'resolv.conf'), `nameserver 127.0.0.1\n`);
+  const upstream = await startDnsmasq(outside, join(outside, 'hosts'), upPort, ['--address=/example.org/192.0.2.1']);
+  try {
+    return await againstBackends({ dir, c, clusterFile, hostsFile, floodFile, existing, upPort }, upstream);
+  } finally {
+    await upstream.stop();
+  }
+}
+
+/** What main() wrote and started for every subject. */
+interface Setup {
+  dir: string;
+  c: ReturnType<typeof makeCluster>;
+  clusterFile: string;
+  hostsFile: string;
+  floodFile: string;
+  existing: string[];
+  /** The outside names' dnsmasq. */
+  upPort: number;
+}
+
+/** Every subject measured, with the outside names' dnsmasq `upstream` running and a kube-dns behind the caches started here. */
+async function againstBackends({ dir, c, clusterFile, hostsFile, floodFile, existing, upPort }: Setup, upstream: Running): Promise<Figures[]> {
+  await pin(upstream.pid, BACKEND_CPU);
   const coredns = corednsBin();
   const results: Figures[] = [];
   const subjects: (() => Promise<Subject>)[] = [];
   const backend = await startKubeDns(dir, clusterFile, [`--nameservers=127.0.0.1:${upPort}`]);
-  await pin(backend.pid, BACKEND_CPU);
   try {
+    await pin(backend.pid, BACKEND_CPU);
     // The zone asked directly.
     subjects.push(async () => ({ ...(await startKubeDns(dir, clusterFile, [`--nameservers=127.0.0.1:${upPort}`, ...THREADS])), role: 'zone' as const }));
     if (coredns !== null) {
@@ -233,7 +256,6 @@ async function main(dir: string) {
     }
   } finally {
     await backend.stop();
-    await upstream.stop();
   }
   return results;
 }
