@@ -6,26 +6,22 @@
 // overwritten first, found through an open-addressed table of positions; nothing is allocated to keep
 // or find one.
 //
-// A record: its length, the key's hash, when it was kept and until when it may be given (ms), its TTL
-// (s), the key's and the reply's lengths, the number of TTL offsets, the offsets, the key (latin1),
-// the reply.
+// A record: when it was kept and until when it may be given (ms), its TTL (s), the key's and the
+// reply's lengths, the number of TTL offsets, the offsets, the key (latin1), the reply. (The keys'
+// hashes are the table's; a record is found only through it, never by walking the ring.)
 
-/** Bytes before a record's offsets: length 4, hash 4, keptAt 8, until 8, ttl 4, key length 2, reply length 2, offsets 2. */
-const HEADER = 34;
-const AT = { length: 0, hash: 4, keptAt: 8, until: 16, ttl: 24, keyLength: 28, wireLength: 30, offsets: 32 } as const;
+/** Bytes before a record's offsets: keptAt 8, until 8, ttl 4, key length 2, reply length 2, offsets 2. */
+const HEADER = 26;
+const AT = { keptAt: 0, until: 8, ttl: 16, keyLength: 20, wireLength: 22, offsets: 24 } as const;
 /** A table at most this full (live and dead slots); past it, the dead are dropped. */
 const MAX_LOAD = 0.5;
 
-/** A kept reply as find() leaves it in the ring: read it before the next keep(). */
-export interface RingRecord {
-  /** The ring's bytes; the reply is bytes[wireStart, wireStart + wireLength). */
-  bytes: Uint8Array;
-  wireStart: number;
-  wireLength: number;
-  /** Where its TTL offsets start (each a uint16 in the ring), and how many. */
-  offsetsStart: number;
-  offsetCount: number;
-  keptAtMs: number;
+/** A reply kept by its question: its bytes (read only), where its TTLs are, when it was kept (ms) and for how long. */
+export interface KeptReply {
+  wire: Uint8Array;
+  ttlOffsets: readonly number[];
+  storedAt: number;
+  /** Seconds it was good for from storedAt. */
   ttl: number;
 }
 
@@ -52,7 +48,6 @@ export class ReplyRing {
   private head = 0;
   /** Records before this absolute position are given up (the table was full of live ones). */
   private floor = 0;
-  private readonly found: RingRecord = { bytes: new Uint8Array(0), wireStart: 0, wireLength: 0, offsetsStart: 0, offsetCount: 0, keptAtMs: 0, ttl: 0 };
 
   /** `capacityBytes` of records at most; `entries`, about how many the table is sized for. */
   constructor(capacityBytes: number, entries: number) {
@@ -70,16 +65,17 @@ export class ReplyRing {
     if (this.bytes === null) this.allocate();
     const h = hashOf(key);
     const at = this.reserve(length);
-    this.write(at, length, h, key, wire, ttlOffsets, ttl, nowMs, untilMs);
+    this.write(at, key, wire, ttlOffsets, ttl, nowMs, untilMs);
     const slot = this.slotOf(key, h, nowMs);
     if (slot >= 0) {
       this.positions![slot] = at + 1;
       return;
     }
-    // Full: the dead dropped, then as long as that is not enough, the older half of the live.
+    // Full: the dead dropped, then as long as that is not enough, the older half of what is left.
     while (this.used + 1 > this.slotCount * MAX_LOAD) {
       this.dropDead(nowMs);
-      if (this.used + 1 > this.slotCount * MAX_LOAD) this.floor = Math.max(this.floor, this.head - (this.head - Math.max(this.floor, this.head - this.capacity)) / 2);
+      const oldest = Math.max(this.floor, this.head - this.capacity);
+      if (this.used + 1 > this.slotCount * MAX_LOAD) this.floor = (oldest + this.head) / 2;
     }
     let i = h & (this.slotCount - 1);
     while (this.positions![i] !== 0) i = (i + 1) & (this.slotCount - 1);
@@ -88,22 +84,16 @@ export class ReplyRing {
     this.used++;
   }
 
-  /** The record kept for `key` and still to be given at `nowMs` (see RingRecord), or null. */
-  find(key: string, nowMs: number): RingRecord | null {
+  /** The reply kept for `key` and still to be given at `nowMs`, or null; its wire is a view of the ring: copy it before the next keep(). */
+  find(key: string, nowMs: number): KeptReply | null {
     if (this.bytes === null) return null;
     const slot = this.slotOf(key, hashOf(key), nowMs);
     if (slot < 0) return null;
     const p = (this.positions![slot] - 1) % this.capacity;
     const v = this.view!;
-    const f = this.found;
-    f.bytes = this.bytes;
-    f.offsetCount = v.getUint16(p + AT.offsets);
-    f.offsetsStart = p + HEADER;
-    f.wireLength = v.getUint16(p + AT.wireLength);
-    f.wireStart = f.offsetsStart + 2 * f.offsetCount + v.getUint16(p + AT.keyLength);
-    f.keptAtMs = v.getFloat64(p + AT.keptAt);
-    f.ttl = v.getUint32(p + AT.ttl);
-    return f;
+    const ttlOffsets = Array.from({ length: v.getUint16(p + AT.offsets) }, (_, i) => v.getUint16(p + HEADER + 2 * i));
+    const wireStart = p + HEADER + 2 * ttlOffsets.length + v.getUint16(p + AT.keyLength);
+    return { wire: this.bytes.subarray(wireStart, wireStart + v.getUint16(p + AT.wireLength)), ttlOffsets, storedAt: v.getFloat64(p + AT.keptAt), ttl: v.getUint32(p + AT.ttl) };
   }
 
   private allocate(): void {
@@ -122,11 +112,9 @@ export class ReplyRing {
     return at;
   }
 
-  private write(at: number, length: number, h: number, key: string, wire: Uint8Array, ttlOffsets: readonly number[], ttl: number, nowMs: number, untilMs: number): void {
+  private write(at: number, key: string, wire: Uint8Array, ttlOffsets: readonly number[], ttl: number, nowMs: number, untilMs: number): void {
     const p = at % this.capacity;
     const v = this.view!;
-    v.setUint32(p + AT.length, length);
-    v.setUint32(p + AT.hash, h);
     v.setFloat64(p + AT.keptAt, nowMs);
     v.setFloat64(p + AT.until, untilMs);
     v.setUint32(p + AT.ttl, ttl);

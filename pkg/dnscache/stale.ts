@@ -9,16 +9,9 @@ import { readTtl, writeTtl } from '../dns/walk.ts';
 import { STALE_TTL } from './cache.ts';
 import type { CachePolicy } from './cache.ts';
 import { ReplyRing } from './reply-ring.ts';
-import type { RingRecord } from './reply-ring.ts';
+import type { KeptReply } from './reply-ring.ts';
 
-/** A reply kept by its question: its bytes (read only), where its TTLs are, when it was kept and for how long. */
-export interface KeptReply {
-  wire: Uint8Array;
-  ttlOffsets: readonly number[];
-  storedAt: number;
-  /** Seconds it was good for from storedAt. */
-  ttl: number;
-}
+export type { KeptReply } from './reply-ring.ts';
 
 /** A copy of `e` with its TTLs aged by the whole seconds it has been kept, and the seconds it has left (0 or less: expired). */
 export function agedReply(e: KeptReply): { wire: Buffer; ttl: number } {
@@ -41,16 +34,6 @@ export interface EarlyReply {
 
 /** Bytes of the ring a kept question is counted at (a reply of a few records, its key and offsets). */
 const BYTES_PER_REPLY = 256;
-
-/** A copy of the reply `r` holds, its TTLs as `ttlOf` makes them of those kept. */
-function copyOfRecord(r: RingRecord, ttlOf: (kept: number) => number): Buffer {
-  const wire = Buffer.from(r.bytes.subarray(r.wireStart, r.wireStart + r.wireLength));
-  for (let i = 0; i < r.offsetCount; i++) {
-    const off = (r.bytes[r.offsetsStart + 2 * i] << 8) | r.bytes[r.offsetsStart + 2 * i + 1];
-    writeTtl(wire, off, ttlOf(readTtl(wire, off)));
-  }
-  return wire;
-}
 
 export class StaleReplies {
   readonly immediate: boolean;
@@ -82,10 +65,10 @@ export class StaleReplies {
 
   /** A copy of the stale reply to `key`, every TTL staleTtl; null when none is kept. */
   answer(key: string): Buffer | null {
-    const r = this.kept.find(key, Date.now());
-    if (r === null) return null;
+    const e = this.kept.find(key, Date.now());
+    if (e === null) return null;
     this.served++;
-    return copyOfRecord(r, () => this.staleTtl);
+    return copyWithTtls(e, () => this.staleTtl);
   }
 
   /**
@@ -93,13 +76,12 @@ export class StaleReplies {
    * past them a stale copy, not to be kept, and `refresh` (see refresh()); null when none is kept.
    */
   early(key: string): EarlyReply | null {
-    const now = Date.now();
-    const r = this.kept.find(key, now);
-    if (r === null) return null;
-    const age = Math.floor((now - r.keptAtMs) / 1000);
-    if (r.ttl - age > 0) return { wire: copyOfRecord(r, (ttl) => Math.max(0, ttl - age)), ttl: r.ttl - age, refresh: false };
+    const e = this.kept.find(key, Date.now());
+    if (e === null) return null;
+    const aged = agedReply(e);
+    if (aged.ttl > 0) return { ...aged, refresh: false };
     this.served++;
-    return { wire: copyOfRecord(r, () => this.staleTtl), ttl: 0, refresh: true };
+    return { wire: copyWithTtls(e, () => this.staleTtl), ttl: 0, refresh: true };
   }
 
   /** Runs `fetch` (which keeps what it gets) for `key` unless one already runs for it. */

@@ -3,11 +3,10 @@
 // ring or its table is full; what cannot be kept (a key beyond latin1, a reply too big) is not.
 import t from 'tap';
 import { ReplyRing } from '../../pkg/dnscache/reply-ring.ts';
-import type { RingRecord } from '../../pkg/dnscache/reply-ring.ts';
+import type { KeptReply } from '../../pkg/dnscache/reply-ring.ts';
 
 const reply = (n: number, length = 40) => Uint8Array.from({ length }, (_, i) => (n + i) & 0xff);
-const wireOf = (r: RingRecord | null) => (r === null ? null : Array.from(r.bytes.subarray(r.wireStart, r.wireStart + r.wireLength)));
-const offsetsOf = (r: RingRecord) => Array.from({ length: r.offsetCount }, (_, i) => (r.bytes[r.offsetsStart + 2 * i] << 8) | r.bytes[r.offsetsStart + 2 * i + 1]);
+const wireOf = (r: KeptReply | null) => (r === null ? null : Array.from(r.wire));
 
 t.test('a reply is found by its key as it was kept, with its offsets, TTL and time, until its time is up', async (t) => {
   const ring = new ReplyRing(64 * 1024, 100);
@@ -15,8 +14,8 @@ t.test('a reply is found by its key as it was kept, with its offsets, TTL and ti
   ring.keep('a.example.|1|1|00', reply(1), [12, 30], 60, 1000, 5000);
   const r = ring.find('a.example.|1|1|00', 2000)!;
   t.same(wireOf(r), Array.from(reply(1)));
-  t.same(offsetsOf(r), [12, 30]);
-  t.same([r.ttl, r.keptAtMs], [60, 1000]);
+  t.same(r.ttlOffsets, [12, 30]);
+  t.same([r.ttl, r.storedAt], [60, 1000]);
   t.equal(ring.find('a.example.|28|1|00', 2000), null, 'another key: nothing');
   t.equal(ring.find('a.example.|1|1|00', 5000), null, 'past its time: nothing');
 });
