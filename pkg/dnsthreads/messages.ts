@@ -4,7 +4,6 @@ import type { AnswerCache } from '../dns/answer-cache.ts';
 import type { ServerStats } from '../dns/server.ts';
 import type { Transport } from '../dns/responder.ts';
 
-/** A miss as it crosses to the owner: the request's bytes and who asked. */
 /**
  * Misses a thread may have waiting on the owner at once; past it, a miss is dropped where it was read
  * (counted as the handler's drop). An owner that falls behind (a flood its fair shares see only once
@@ -12,6 +11,7 @@ import type { Transport } from '../dns/responder.ts';
  */
 export const MAX_WAITING = 4096;
 
+/** A miss as it crosses to the owner: the request's bytes and who asked. */
 export interface RemoteQuery {
   wire: Uint8Array;
   transport: Transport;

@@ -16,14 +16,11 @@ import type { AskerChanged, RemoteAnswer, RemoteQuery, ThreadObserver, ThreadSta
 async function serve(port: NonNullable<typeof parentPort>, s: ThreadStart): Promise<void> {
   let channel: ThreadChannel | undefined;
   const askers = new AskerPartitions(s.epoch);
-  const learned = (q: Query, r: RemoteAnswer): Answer | null => {
-    if (r.partition !== undefined) askers.learn(q.remoteAddress, q.clientSubnet !== null, r.partition, r.epoch);
-    return r.answer;
-  };
   let waiting = 0;
   const answered = (q: Query, r: RemoteAnswer): Answer | null => {
     waiting--;
-    return learned(q, r);
+    if (r.partition !== undefined) askers.learn(q.remoteAddress, q.clientSubnet !== null, r.partition, r.epoch);
+    return r.answer;
   };
   const failed = (err: unknown): never => {
     waiting--;
