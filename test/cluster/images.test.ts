@@ -1,8 +1,9 @@
-// The images built from the unchanged Dockerfiles (test/cluster/images/build.sh, npm test's
-// pretest) and run as manifests/kube-dns.yaml runs them: the pod's three containers in one network
-// namespace, as uid 65532 with read-only roots, no privilege escalation and every capability dropped
-// but NET_BIND_SERVICE, dnscache's and kube-dns's (its image's node carries it for CoreDNS's port 53); asked from a pod-like client namespace with the kubelet's
-// resolv.conf, by dig and by glibc's and musl's getaddrinfo.
+// The images built from the unchanged Dockerfile (test/cluster/images/build.sh, npm test's pretest),
+// one target a program on the same layers, and run as manifests/kube-dns.yaml runs them: the pod's
+// three containers in one network namespace, as uid 65532 with read-only roots, no privilege
+// escalation and every capability dropped but NET_BIND_SERVICE (the images' one node carries it as a
+// file capability, for dnscache's port 53 and CoreDNS's given -conf); asked from a pod-like client
+// namespace with the kubelet's resolv.conf, by dig and by glibc's and musl's getaddrinfo.
 
 import t from 'tap';
 import type { Test } from 'tap';
@@ -24,8 +25,10 @@ import { buildResolvers } from '../helpers/resolvers.ts';
 const run = promisify(execFile);
 const VERSION = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version as string;
 const TAGS = ['kube-dns', 'dnsmasq-nanny', 'sidecar'].map((name) => `kube-dns-ts/${name}:${VERSION}`);
-/** optional/node-local-dns.yaml's: root, on Debian's node (its Dockerfile says why). */
+/** optional/node-local-dns.yaml's: root (the Dockerfile says why). */
 const NODE_CACHE = `kube-dns-ts/node-cache:${VERSION}`;
+/** No manifest runs it; built for those who run the pod's cache without the nanny. */
+const DNSCACHE = `kube-dns-ts/dnscache:${VERSION}`;
 
 /** A directory uid 65532 can read (as dnsmasq's dropped user can), removed after the test. */
 function readableDir(t: Test, prefix: string): string {
@@ -63,19 +66,38 @@ async function httpFrom(client: ClientPod, port: number, path: string): Promise<
   return { status: Number(stdout.slice(at + 1)), body: stdout.slice(0, at) };
 }
 
-t.test('the four images, built from the Dockerfiles as they are', async (t) => {
+t.test('the images, built from the Dockerfile as it is: the same layers, each its own entrypoint', async (t) => {
   if (!imagesCanRun(t)) return;
   const built = builtImages()!;
-  t.same(Object.keys(built).sort(), [...TAGS, NODE_CACHE].sort(), 'one image per Dockerfile');
-  const nodeCache = JSON.parse(podman(['image', 'inspect', '--format', '{{json .Config}}', NODE_CACHE]));
-  t.same([nodeCache.User, nodeCache.Entrypoint[0]], ['0:0', '/usr/local/bin/node'], `${NODE_CACHE}: root, Debian's node`);
-  for (const tag of TAGS) {
-    const config = JSON.parse(podman(['image', 'inspect', '--format', '{{json .Config}}', tag]));
-    t.equal(config.User, '65532:65532', `${tag}: runs as 65532 without being told`);
+  const all = [...TAGS, NODE_CACHE, DNSCACHE];
+  t.same(Object.keys(built).sort(), [...all].sort(), 'one image per target');
+  const inspect = (tag: string) => JSON.parse(podman(['image', 'inspect', tag]))[0];
+  const [first, ...rest] = all.map(inspect);
+  for (const [i, image] of rest.entries()) t.same(image.RootFS.Layers, first.RootFS.Layers, `${all[i + 1]}: every layer is ${all[0]}'s`);
+  const entrypoints = new Set(all.map((tag) => inspect(tag).Config.Entrypoint.at(-1)));
+  t.equal(entrypoints.size, all.length, `each runs its own program: ${[...entrypoints].join(', ')}`);
+  for (const tag of all) {
+    const config = inspect(tag).Config;
+    t.equal(config.User, tag === NODE_CACHE ? '0:0' : '65532:65532', `${tag}: runs as ${tag === NODE_CACHE ? 'root' : '65532'} without being told`);
     t.equal(config.Entrypoint[0], '/nodejs/bin/node', `${tag}: the runtime image's node`);
   }
   const template = podTemplate();
   t.same(template.spec.containers.map((c: { image: string }) => c.image).sort(), [...TAGS].sort(), 'the manifest names exactly these images');
+});
+
+t.test("kube-dns's image: the bundled client-node runs a kubeconfig's exec user", async (t) => {
+  if (!imagesCanRun(t)) return;
+  // The exec plugin is the image's node itself (no shell there), printing an ExecCredential.
+  const plugin = 'console.log(JSON.stringify({ apiVersion: "client.authentication.k8s.io/v1", kind: "ExecCredential", status: { token: "from-exec" } }))';
+  const script = `const { KubeConfig } = await import('@kubernetes/client-node');
+    const kc = new KubeConfig();
+    kc.loadFromOptions({ clusters: [{ name: 'c', server: 'https://10.0.0.1' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
+      users: [{ name: 'u', exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: ['-e', ${JSON.stringify(plugin)}] } }] });
+    const opts = {};
+    await kc.applyToHTTPSOptions(opts);
+    console.log(opts.headers.Authorization);`;
+  const out = podman(['run', '--rm', '--network=none', '--workdir=/app', '--entrypoint', '/nodejs/bin/node', `kube-dns-ts/kube-dns:${VERSION}`, '--input-type=module', '-e', script]);
+  t.equal(out.trim(), 'Bearer from-exec', "the exec plugin's token on the request");
 });
 
 t.test("the manifest's pod, run from the images, answers a pod through dnscache on :53", async (t) => {
@@ -126,7 +148,7 @@ t.test("the manifest's pod, run from the images, answers a pod through dnscache 
     const s = procStatus(c.pid);
     t.equal(s.Uid.split(/\s+/)[0], '65532', `${name}: uid 65532`);
     t.equal(s.NoNewPrivs, '1', `${name}: no privilege escalation`);
-    t.equal(BigInt(`0x${s.CapBnd}`), name === 'dnsmasq' || name === 'kubedns' ? 1n << 10n : 0n, `${name}: capability bounding set as the manifest lists`);
+    t.equal(BigInt(`0x${s.CapBnd}`), 1n << 10n, `${name}: capability bounding set as the manifest lists: NET_BIND_SERVICE alone`);
   }
   const nanny = pod.containers.get('dnsmasq')!.pid;
   const [dnscache] = childrenOf(nanny);

@@ -20,11 +20,12 @@ const run = promisify(execFile);
 
 /** podman's configuration for this machine (test/cluster/images/containers.conf: rlimits root may set). */
 export const PODMAN_ENV = { ...process.env, CONTAINERS_CONF: join(repoRoot, 'test/cluster/images/containers.conf') };
-/** What test/cluster/images/build.sh built: tag → Dockerfile, bytes, seconds. */
+/** What test/cluster/images/build.sh built: tag → Dockerfile, target, bytes, seconds. */
 export const IMAGES_REPORT = process.env.IMAGES_REPORT ?? join(cacheRoot(), 'images/report.json');
 
 export interface BuiltImage {
   dockerfile: string;
+  target: string;
   bytes: number;
   seconds: number;
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Builds the four images from the unchanged Dockerfiles with podman, as a user would
-# (`podman build -f Dockerfile.kubedns .`), on local stand-ins for their default base images
-# (bases.sh says how those are made and cached). Tags them kube-dns-ts/{kube-dns,dnsmasq-nanny,sidecar,node-cache}:
-# <package.json version> and writes tag → Dockerfile, bytes, seconds to $IMAGES_REPORT (default: the
-# cache's images/report.json) for the tests. npm test runs it first (pretest).
+# Builds the images from the unchanged Dockerfile with podman, one target each, as a user would
+# (`podman build --target kube-dns .`), on local stand-ins for its default base images (bases.sh says
+# how those are made and cached). Tags them kube-dns-ts/<target>:<package.json version> and writes
+# tag → Dockerfile, target, bytes, seconds to $IMAGES_REPORT (default: the cache's images/report.json)
+# for the tests. npm test runs it first (pretest).
 # Needs root, podman, mmdebstrap; in CI (CI=true) a missing tool is fatal, elsewhere the image and
 # cluster tests are skipped, loudly.
 set -euo pipefail
@@ -19,16 +19,15 @@ runtime_base
 version=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' package.json)
 report=${IMAGES_REPORT:-$CACHE_ROOT/images/report.json}
 entries=()
-for pair in kubedns:kube-dns nanny:dnsmasq-nanny sidecar:sidecar node-cache:node-cache; do
-  file=Dockerfile.${pair%%:*}
-  tag=kube-dns-ts/${pair#*:}:$version
+for target in kube-dns dnsmasq-nanny dnscache sidecar node-cache; do
+  tag=kube-dns-ts/$target:$version
   start=$(date +%s)
-  log "$tag: podman build -f $file"
-  podman build --pull=never -f "$file" -t "$tag" . >&2
+  log "$tag: podman build --target $target"
+  podman build --pull=never --target "$target" -t "$tag" . >&2
   size=$(podman image inspect --format '{{.Size}}' "$tag")
   seconds=$(( $(date +%s) - start ))
   log "$tag: built in $seconds s, $(( size / 1024 / 1024 )) MiB"
-  entries+=("\"$tag\": {\"dockerfile\": \"$file\", \"bytes\": $size, \"seconds\": $seconds}")
+  entries+=("\"$tag\": {\"dockerfile\": \"Dockerfile\", \"target\": \"$target\", \"bytes\": $size, \"seconds\": $seconds}")
 done
 mkdir -p "$(dirname "$report")"
 (IFS=,; printf '{%s}\n' "${entries[*]}") >"$report"
