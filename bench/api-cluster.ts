@@ -40,6 +40,8 @@ function collectionPath(o: KubeObject): string {
   switch (o.kind) {
     case 'Namespace':
       return '/api/v1/namespaces';
+    case 'Node':
+      return '/api/v1/nodes';
     case 'Service':
       return `/api/v1/namespaces/${ns}/services`;
     case 'Pod':

@@ -1,0 +1,319 @@
+// npm run bench:scale-api (issue 27): kube-dns beside CoreDNS 1.15 against a real kube-apiserver + etcd
+// holding a cluster shaped like Kubernetes' scalability envelope, at BENCH_SCALE_PODS pods (25,000;
+// the issue's curve: 25k, 50k, 100k, 150k):
+//  - 5,000 Nodes; the pods spread over them and 100 namespaces, each with the address a kubelet reports;
+//  - 10,000 Services: one of 10,000 endpoints (headless, as clusterloader2's huge service, so every
+//    endpoint has a name), 50 of 250, the rest 1-50 (fewer while the pods are too few for each to back
+//    about one Service; every tenth headless), 500 ExternalNames;
+//    EndpointSlices of at most 100 endpoints, as the EndpointSlice controller cuts them.
+// Four servers, each with its pod watch on and off: kube-dns --autopath / --autopath=false, CoreDNS
+// `kubernetes { pods verified }` + `autopath @kubernetes` / `kubernetes` alone. Measured:
+//  1. start: spawn → ready, and → the first correct answer for the last Service created;
+//  2. RSS steady (after 15 s idle), beside CoreDNS's sizing formula for the same objects;
+//  3. RSS peak while the kube-apiserver restarts and every server lists again (sampled every 100 ms
+//     until each answers a Service created after the restart, then 10 s more);
+//  4. watch-to-answer: BENCH_SCALE_CHANGES (200) Services created one after another, each server asked
+//     until the name answers; propagation: BENCH_SCALE_PROPAGATIONS (100) endpoints of the huge
+//     Service turned ready one after another, until the endpoint's name answers (clusterloader2's
+//     DNS propagation);
+//  5. QPS on the Service names (dnsperf, BENCH_SECONDS each, alternated) and CPU per query.
+// Writes bench/results/scale-api-<pods>-<date>.{json,md}. Exits 0 without running when the API server
+// binaries are missing.
+
+import { writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { binariesAvailable, startBenchCluster } from './api-cluster.ts';
+import type { BenchCluster, KubeObject } from './api-cluster.ts';
+import { Prober } from './api-probe.ts';
+import { corednsBin, startCoreDnsWith, startKubeDnsApi } from './api-servers.ts';
+import type { ApiDnsServer } from './api-servers.ts';
+import { dnsperf } from './dnsperf.ts';
+import { inTempDir, writeResults } from './report.ts';
+import { cpuTimeMs, rssMiB } from './servers.ts';
+import { percentile } from './stats.ts';
+
+const PODS = Number(process.env.BENCH_SCALE_PODS ?? 25_000);
+const NODES = 5_000;
+const NAMESPACES = 100;
+const SERVICES = 10_000;
+const HUGE = 10_000;
+const LARGE = 50;
+const LARGE_ENDPOINTS = 250;
+const EXTERNAL_NAMES = 500;
+const SLICE_MAX = 100;
+const CHANGES = Number(process.env.BENCH_SCALE_CHANGES ?? 200);
+const PROPAGATIONS = Number(process.env.BENCH_SCALE_PROPAGATIONS ?? 100);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CONCURRENCY = 32;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const podIp = (i: number) => `10.${64 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
+const nsOf = (i: number) => `bench-${i % NAMESPACES}`;
+const HUGE_NS = nsOf(0);
+
+interface Shape {
+  nodes: KubeObject[];
+  pods: KubeObject[];
+  services: KubeObject[];
+  slices: KubeObject[];
+  /** The huge Service's slices, by name, and its endpoints left not ready for the propagation part. */
+  huge: Map<string, KubeObject>;
+  endpoints: number;
+  /** The ordinary Services' largest size. */
+  spread: number;
+  /** A query file of the ClusterIP Services' names. */
+  queries: string;
+}
+
+/** The cluster's objects: pods spread over nodes and namespaces, Services whose slices hold them. */
+function shape(): Shape {
+  const nodes = Array.from({ length: NODES }, (_, i) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name: `node-${i}` }, spec: {} }));
+  const pods = Array.from({ length: PODS }, (_, i) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `pod-${i}`, namespace: nsOf(i) },
+    spec: { nodeName: `node-${i % NODES}`, containers: [{ name: 'app', image: 'registry.example/app:1.0' }] },
+  }));
+  // The next pod of a namespace for an endpoint (pod i lives in namespace i % NAMESPACES).
+  const cursor = new Array<number>(NAMESPACES).fill(0);
+  const perNs = Math.floor(PODS / NAMESPACES);
+  const nextPod = (ns: number) => ns + NAMESPACES * (cursor[ns]++ % perNs);
+  const services: KubeObject[] = [];
+  const slices: KubeObject[] = [];
+  const huge = new Map<string, KubeObject>();
+  const queries: string[] = [];
+  let endpoints = 0;
+  // The rest's sizes 1..spread (at most 50), so that endpoints number about the pods (a pod backs about
+  // one Service) once there are enough of them: 150,000 pods give 1-26.
+  const rest = SERVICES - 1 - LARGE - EXTERNAL_NAMES;
+  const spread = Math.min(50, Math.max(1, Math.floor((2 * (PODS - HUGE - LARGE * LARGE_ENDPOINTS)) / rest)));
+  for (let s = 0; s < SERVICES; s++) {
+    const ns = s % NAMESPACES;
+    const name = s === 0 ? 'huge' : `svc-${s}`;
+    const meta = { name, namespace: nsOf(ns) };
+    if (s >= SERVICES - EXTERNAL_NAMES) {
+      services.push({ apiVersion: 'v1', kind: 'Service', metadata: meta, spec: { type: 'ExternalName', externalName: `ext-${s}.example.com` } });
+      continue;
+    }
+    const count = s === 0 ? HUGE : s <= LARGE ? LARGE_ENDPOINTS : 1 + ((s * 7919) % spread);
+    const headless = s === 0 || s % 10 === 0;
+    const ports = [{ name: 'http', port: 80, protocol: 'TCP' }];
+    services.push({ apiVersion: 'v1', kind: 'Service', metadata: meta, spec: headless ? { clusterIP: 'None', ports } : { ipFamilies: ['IPv6'], ipFamilyPolicy: 'SingleStack', ports } });
+    if (!headless) queries.push(`${name}.${nsOf(ns)}.svc.cluster.local AAAA`);
+    for (let first = 0, k = 0; first < count; first += SLICE_MAX, k++) {
+      const eps = Array.from({ length: Math.min(SLICE_MAX, count - first) }, (_, j) => {
+        const n = first + j;
+        const pod = nextPod(ns);
+        // The huge Service's last PROPAGATIONS endpoints start not ready: the propagation part readies them.
+        const ready = !(s === 0 && n >= HUGE - PROPAGATIONS);
+        return { addresses: [podIp(pod)], conditions: { ready }, hostname: s === 0 ? `h-${n}` : undefined, nodeName: `node-${pod % NODES}`, targetRef: { kind: 'Pod', name: `pod-${pod}`, namespace: nsOf(ns) } };
+      });
+      endpoints += eps.length;
+      const slice = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: `${name}-${k}`, namespace: nsOf(ns), labels: { 'kubernetes.io/service-name': name } }, addressType: 'IPv4', endpoints: eps, ports };
+      slices.push(slice);
+      if (s === 0) huge.set(slice.metadata.name, slice);
+    }
+  }
+  return { nodes, pods, services, slices, huge, endpoints, spread, queries: `${queries.join('\n')}\n` };
+}
+
+interface Figures {
+  readyMs: number;
+  firstAnswerMs: number;
+  steadyMiB: number;
+  relist?: { peakMiB: number; backMs: number };
+  watch?: Latency;
+  propagation?: Latency;
+  qps?: number;
+  cpuUsPerQuery?: number;
+}
+
+interface Latency {
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  timeouts: number;
+}
+
+const latency = (xs: number[]): Latency => ({ p50Ms: percentile(xs, 50), p99Ms: percentile(xs, 99), maxMs: percentile(xs, 100), timeouts: xs.filter(Number.isNaN).length });
+
+/** Starts a server and times it to its first correct answer for `name` (the last Service created). */
+async function started(start: () => Promise<ApiDnsServer>, name: string): Promise<{ server: ApiDnsServer; figures: Figures }> {
+  const t0 = performance.now();
+  const server = await start();
+  const probe = new Prober(server.port);
+  try {
+    const firstAnswerMs = await probe.answeredAfter(name, 'AAAA', t0, 300_000);
+    return { server, figures: { readyMs: server.readyMs, firstAnswerMs, steadyMiB: NaN } };
+  } finally {
+    probe.close();
+  }
+}
+
+/** Creates each change with `make`, then asks every server until `name(i)` answers; per server, the times. */
+async function changes(servers: ApiDnsServer[], n: number, type: 'A' | 'AAAA', make: (i: number) => Promise<void>, name: (i: number) => string): Promise<number[][]> {
+  const probers = servers.map((s) => new Prober(s.port));
+  const times: number[][] = servers.map(() => []);
+  try {
+    for (let i = 0; i < n; i++) {
+      await make(i);
+      const since = performance.now();
+      const got = await Promise.all(probers.map((p) => p.answeredAfter(name(i), type, since, 10_000)));
+      got.forEach((ms, k) => times[k].push(ms));
+    }
+  } finally {
+    for (const p of probers) p.close();
+  }
+  return times;
+}
+
+/** RSS of every server every 100 ms while the API server restarts, until each answers `probeName`, then 10 s more. */
+async function relist(api: BenchCluster, servers: ApiDnsServer[]): Promise<{ peakMiB: number; backMs: number }[]> {
+  const peaks = servers.map((s) => rssMiB(s.daemon.pid!));
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      servers.forEach((s, k) => (peaks[k] = Math.max(peaks[k], rssMiB(s.daemon.pid!))));
+      await sleep(100);
+    }
+  })();
+  const t0 = performance.now();
+  await api.cluster.restartApiServer();
+  // The client's kept-alive connections died with the old API server: its first requests may fail.
+  for (let tries = 0; ; tries++) {
+    try {
+      await api.create(service('after-restart', HUGE_NS));
+      break;
+    } catch (err) {
+      if (tries === 20) throw err;
+      await sleep(500);
+    }
+  }
+  const back = await Promise.all(servers.map(async (s) => {
+    const p = new Prober(s.port);
+    try {
+      return (await p.answeredAfter(`after-restart.${HUGE_NS}.svc.cluster.local`, 'AAAA', t0, 300_000));
+    } finally {
+      p.close();
+    }
+  }));
+  await sleep(10_000);
+  sampling = false;
+  await sampler;
+  return servers.map((_, k) => ({ peakMiB: peaks[k], backMs: back[k] }));
+}
+
+function service(name: string, namespace: string): KubeObject {
+  return { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace }, spec: { ipFamilies: ['IPv6'], ipFamilyPolicy: 'SingleStack', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } };
+}
+
+/** QPS and CPU per query of each server over the ClusterIP names, alternated. */
+async function load(servers: ApiDnsServer[], queries: string): Promise<{ qps: number; cpuUs: number }[]> {
+  const out = servers.map(() => ({ qps: 0, cpuUs: 0 }));
+  for (const [k, s] of servers.entries()) {
+    const before = cpuTimeMs(s.daemon.pid!);
+    const r = await dnsperf(s.port, queries, SECONDS);
+    const after = cpuTimeMs(s.daemon.pid!);
+    out[k] = { qps: r.qps, cpuUs: ((after.user + after.sys - before.user - before.sys) * 1000) / Math.max(1, r.completed) };
+  }
+  return out;
+}
+
+const available = binariesAvailable();
+if (!available.ok) {
+  console.log(`bench:scale-api skipped: ${available.why}`);
+  process.exit(0);
+}
+const coredns = corednsBin();
+const cluster = shape();
+console.log(`bench:scale-api: ${PODS} pods on ${NODES} nodes, ${SERVICES} services, ${cluster.slices.length} slices with ${cluster.endpoints} endpoints; ${cpus().length} CPUs, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; CoreDNS: ${coredns ?? 'not built (bash bench/build-coredns.sh)'}`);
+
+const api = await startBenchCluster();
+const running: ApiDnsServer[] = [];
+const figures: Record<string, Figures> = {};
+let createS = 0;
+try {
+  await inTempDir('kdt-bench-scale-', async (dir) => {
+    const t0 = performance.now();
+    for (let n = 0; n < NAMESPACES; n++) await api.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: nsOf(n) } });
+    await api.createAll(cluster.nodes, CONCURRENCY);
+    await api.createAll(cluster.pods, CONCURRENCY, (done) => console.log(`  pods created and addressed: ${done}/${PODS}`), (pod) => {
+      const ip = podIp(Number(pod.metadata.name.slice(4)));
+      return api.patchStatus(pod, { phase: 'Running', podIP: ip, podIPs: [{ ip }], hostIP: '192.0.2.1', conditions: [{ type: 'Ready', status: 'True' }] });
+    });
+    await api.createAll(cluster.services, CONCURRENCY);
+    await api.createAll(cluster.slices, CONCURRENCY, (done) => console.log(`  slices: ${done}/${cluster.slices.length}`));
+    await api.create(service('last', HUGE_NS));
+    createS = (performance.now() - t0) / 1000;
+    console.log(`  created in ${createS.toFixed(0)} s`);
+    const queries = join(dir, 'queries');
+    writeFileSync(queries, cluster.queries);
+    const last = `last.${HUGE_NS}.svc.cluster.local`;
+
+    // One at a time, so no start competes with another's list.
+    const kubeconfig = api.cluster.kubeconfig(api.cluster.kubeDnsToken);
+    const admin = api.cluster.kubeconfig(api.cluster.adminToken);
+    const starts: [string, () => Promise<ApiDnsServer>][] = [
+      ['kube-dns --autopath', () => startKubeDnsApi(dir, kubeconfig, { name: 'kube-dns --autopath', args: ['--autopath'] })],
+      ['kube-dns', () => startKubeDnsApi(dir, kubeconfig, { name: 'kube-dns', args: ['--autopath=false'] })],
+    ];
+    if (coredns) {
+      starts.push(['CoreDNS pods verified + autopath', () => startCoreDnsWith(coredns, dir, 'coredns-pods', `kubernetes cluster.local {\n  kubeconfig ${admin}\n  pods verified\n}\nautopath @kubernetes`)]);
+      starts.push(['CoreDNS', () => startCoreDnsWith(coredns, dir, 'coredns', `kubernetes cluster.local {\n  kubeconfig ${admin}\n}`)]);
+    }
+    for (const [name, start] of starts) {
+      const s = await started(start, last);
+      s.server.name = name;
+      running.push(s.server);
+      figures[name] = s.figures;
+      console.log(`  ${name}: ready ${s.figures.readyMs.toFixed(0)} ms, first answer ${s.figures.firstAnswerMs.toFixed(0)} ms`);
+    }
+    await sleep(15_000);
+    for (const s of running) figures[s.name].steadyMiB = rssMiB(s.daemon.pid!);
+    console.log(`  steady RSS: ${running.map((s) => `${s.name} ${figures[s.name].steadyMiB.toFixed(0)} MiB`).join(', ')}`);
+
+    const relisted = await relist(api, running);
+    running.forEach((s, k) => (figures[s.name].relist = relisted[k]));
+    console.log(`  re-list peaks: ${running.map((s) => `${s.name} ${figures[s.name].relist!.peakMiB.toFixed(0)} MiB`).join(', ')}`);
+
+    const watch = await changes(running, CHANGES, 'AAAA', (i) => api.create(service(`watch-${i}`, nsOf(i))), (i) => `watch-${i}.${nsOf(i)}.svc.cluster.local`);
+    running.forEach((s, k) => (figures[s.name].watch = latency(watch[k])));
+    const slices = [...cluster.huge.values()];
+    // Headless endpoints' names are A records.
+    const propagation = await changes(running, PROPAGATIONS, 'A', async (i) => {
+      const n = HUGE - PROPAGATIONS + i;
+      const slice = slices[Math.floor(n / SLICE_MAX)] as KubeObject & { endpoints: { conditions: { ready: boolean } }[] };
+      slice.endpoints[n % SLICE_MAX].conditions.ready = true;
+      await api.replace(slice);
+    }, (i) => `h-${HUGE - PROPAGATIONS + i}.huge.${HUGE_NS}.svc.cluster.local`);
+    running.forEach((s, k) => (figures[s.name].propagation = latency(propagation[k])));
+
+    const loaded = await load(running, queries);
+    running.forEach((s, k) => Object.assign(figures[s.name], { qps: loaded[k].qps, cpuUsPerQuery: loaded[k].cpuUs }));
+  });
+} finally {
+  for (const s of running) await s.daemon.stop();
+  await api.close();
+}
+
+// CoreDNS's own sizing rule (its kubernetes plugin's README): MB for the objects it watches.
+const objects = PODS + SERVICES;
+const formula = { withoutPods: objects / 1000 + 54, withPods: objects / 250 + 56 };
+const n = (x: number | undefined, d = 0) => (x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));
+const lat = (l?: Latency) => (l ? `${n(l.p50Ms, 1)} / ${n(l.p99Ms, 1)} / ${n(l.maxMs, 1)}${l.timeouts ? ` (${l.timeouts} never)` : ''}` : '-');
+const rows = Object.entries(figures).map(([name, f]) => `| ${name} | ${n(f.readyMs)} | ${n(f.firstAnswerMs)} | ${n(f.steadyMiB, 1)} | ${n(f.relist?.peakMiB, 1)} (${n((f.relist?.peakMiB ?? NaN) / f.steadyMiB, 2)}×) | ${n(f.relist?.backMs)} | ${lat(f.watch)} | ${lat(f.propagation)} | ${n(f.qps)} | ${n(f.cpuUsPerQuery, 1)} |`);
+const when = new Date().toISOString();
+const md = `# kube-dns and CoreDNS at scale against a real kube-apiserver: ${PODS.toLocaleString('en')} pods (${when})
+
+node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model.trim()}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB; kube-apiserver v1.36.3 + etcd (test/e2e/harness) on loopback. ${PODS.toLocaleString('en')} pods with addresses on ${NODES.toLocaleString('en')} Nodes in ${NAMESPACES} namespaces; ${SERVICES.toLocaleString('en')} Services (one headless of ${HUGE.toLocaleString('en')} endpoints, ${LARGE} of ${LARGE_ENDPOINTS}, the rest 1-${cluster.spread}, every tenth headless, ${EXTERNAL_NAMES} ExternalNames), ${cluster.slices.length.toLocaleString('en')} EndpointSlices of at most ${SLICE_MAX} holding ${cluster.endpoints.toLocaleString('en')} endpoints; created through the API in ${createS.toFixed(0)} s before any server started. The servers started one at a time; all four ran together afterwards.
+
+Ready: spawn → readiness 200 (kube-dns /readiness, CoreDNS ready); first answer: spawn → the last Service created answers. Steady: RSS after 15 s idle. Re-list: the kube-apiserver restarted while every server ran, RSS sampled every 100 ms until each answered a Service created after the restart (ms from the restart's start), then 10 s more. Watch: ${CHANGES} Services created one after another, ms from the POST returning to the answer. Propagation: ${PROPAGATIONS} endpoints of the huge Service turned ready one after another, ms to their names answering. QPS: dnsperf -T 1 -c 1 -q 200 -l ${SECONDS} over the ClusterIP Services' names (AAAA), one server after another; CPU µs per query from /proc.
+
+| server | ready ms | first answer ms | steady RSS MiB | re-list peak MiB | back after restart ms | watch p50 / p99 / max ms | propagation p50 / p99 / max ms | QPS | CPU µs/query |
+|---|---|---|---|---|---|---|---|---|---|
+${rows.join('\n')}
+
+CoreDNS's sizing rule for these ${objects.toLocaleString('en')} pods + Services: ${formula.withoutPods.toFixed(0)} MB without its pod watch ((pods + services)/1000 + 54), ${formula.withPods.toFixed(0)} MB with it ((pods + services)/250 + 56). Goals (issue 27): ready ≤ CoreDNS; steady RSS ≤ that rule; re-list peak ≤ 1.25× steady; watch p99 ≤ 100 ms; propagation p99 ≤ 1 s.
+`;
+writeResults(`scale-api-${PODS}`, when, { node: process.version, cpus: cpus().length, pods: PODS, nodes: NODES, services: SERVICES, slices: cluster.slices.length, endpoints: cluster.endpoints, createS, formula, figures }, md);
