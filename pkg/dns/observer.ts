@@ -13,7 +13,7 @@ export interface ServerObserver {
   response?(qtype: number, rcode: number, transport: Transport, seconds: number, fromCache: boolean, tag: number, size: number, truncated: boolean, requestSize: number): void;
   /** Reasons: 'short', 'qdcount', 'counts', 'label', 'name-too-long', 'question-pointer', 'not-opt', 'bad-opt', 'tcp-frame-length'. */
   malformed?(reason: string): void;
-  /** Reasons: 'response-packet' (QR=1), 'tcp-cap', 'handler' (the handler returned null). */
+  /** Reasons: 'response-packet' (QR=1), 'tcp-cap', 'handler' (the handler returned null), or the handler's Query.dropReason. */
   dropped?(reason: string): void;
   truncated?(): void;
   /** The handler threw or rejected, or its answer could not be encoded: the client got SERVFAIL. */

@@ -63,6 +63,8 @@ export interface Query {
    * not a copy the handler keeps. The answer is stored, not sent; the asker was answered from the cache.
    */
   prefetch: boolean;
+  /** A handler that drops the query (answers null) may say why here: the dropped counts' reason. Unset: 'handler'. */
+  dropReason?: string;
 }
 
 export interface Answer {
@@ -535,7 +537,7 @@ export class DnsServer {
     const generation = this.cache.generation;
     const finish = (answer: Answer | null): void => {
       if (answer === null) {
-        this.drop('handler');
+        this.drop(q.dropReason ?? 'handler');
         return via.skip();
       }
       let t: Template | null = null;

@@ -6,10 +6,12 @@ import type { Transport } from '../dns/responder.ts';
 
 /**
  * Misses a thread may have waiting on the owner at once; past it, a miss is dropped where it was read
- * (counted as the handler's drop). An owner that falls behind (a flood its fair shares see only once
+ * (counted under OWNER_BACKLOG). An owner that falls behind (a flood its fair shares see only once
  * each miss reaches it) would otherwise have every thread's misses queued as messages, without bound.
  */
 export const MAX_WAITING = 4096;
+/** The dropped counts' reason for a miss past MAX_WAITING. */
+export const OWNER_BACKLOG = 'owner-backlog';
 
 /** A miss as it crosses to the owner: the request's bytes and who asked. */
 export interface RemoteQuery {

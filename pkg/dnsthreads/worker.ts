@@ -10,7 +10,7 @@ import { DnsServer } from '../dns/server.ts';
 import type { Answer, Handler, Query } from '../dns/server.ts';
 import { AskerPartitions } from './askers.ts';
 import { ThreadChannel } from './channel.ts';
-import { MAX_WAITING } from './messages.ts';
+import { MAX_WAITING, OWNER_BACKLOG } from './messages.ts';
 import type { AskerChanged, RemoteAnswer, RemoteQuery, ThreadObserver, ThreadStart, ThreadStats } from './messages.ts';
 
 async function serve(port: NonNullable<typeof parentPort>, s: ThreadStart): Promise<void> {
@@ -30,7 +30,10 @@ async function serve(port: NonNullable<typeof parentPort>, s: ThreadStart): Prom
   const handler =
     (listen: number): Handler =>
     (q) => {
-      if (waiting >= MAX_WAITING) return null;
+      if (waiting >= MAX_WAITING) {
+        q.dropReason = OWNER_BACKLOG;
+        return null;
+      }
       waiting++;
       const r = channel!.request('query', { wire: Uint8Array.from(q.wire), transport: q.transport, address: q.remoteAddress, port: q.remotePort, listen, prefetch: q.prefetch } satisfies RemoteQuery) as Promise<RemoteAnswer>;
       return r.then((a) => answered(q, a), failed);

@@ -44,7 +44,9 @@ t.test('a thread sends the owner at most MAX_WAITING misses at once: an owner th
     return costly(q);
   };
   const { port } = await startServer(t, { handler: costly, answerCacheBytes: 0, reusePort: true });
-  const threads = new DnsThreads({ count: 1, listen: [{ address: '127.0.0.1', port }], answerCacheBytes: 0, roundRobin: false, handler: holding, log: createLogger('test') });
+  // kube-dns's thread observer: its counts are what kubedns_dns_dropped_requests_total shows.
+  const observerModule = new URL('../../pkg/kubedns/thread-observer.ts', import.meta.url).href;
+  const threads = new DnsThreads({ count: 1, listen: [{ address: '127.0.0.1', port }], answerCacheBytes: 0, roundRobin: false, handler: holding, observerModule, log: createLogger('test') });
   t.teardown(() => threads.stop());
   await threads.start();
   // 8 flows of new names: about half land on the other thread's socket, ~10,000 of its misses in 2 s.
@@ -53,6 +55,10 @@ t.test('a thread sends the owner at most MAX_WAITING misses at once: an owner th
   stop();
   const offered = remote;
   t.ok(remote > 0 && remote <= MAX_WAITING, `the owner was sent ${remote} misses while it answered none (at most ${MAX_WAITING})`);
+  const [thread] = await threads.stats();
+  const dropped = (thread.observed as { dropped: Record<string, number> }).dropped;
+  t.ok((dropped['owner-backlog'] ?? 0) > 0, `the rest dropped under a reason of their own (${JSON.stringify(dropped)})`);
+  t.equal(dropped.handler, undefined, "not as a handler's null answer");
   release();
   held = Promise.resolve();
   await eventually(async () => {
