@@ -34,8 +34,8 @@ async function waitReady(daemon: Daemon, url: string, startedAt: number, timeout
   }
 }
 
-/** kube-dns from `root`'s dist/ (another checkout's, to compare builds), named `name` in reports. */
-export async function startKubeDnsApi(dir: string, kubeconfig: string, o: { root?: string; name?: string; args?: string[] } = {}): Promise<ApiDnsServer> {
+/** kube-dns from `root`'s dist/ (another checkout's, to compare builds), named `name` in reports; `nodeFlags` instead of its bin's. */
+export async function startKubeDnsApi(dir: string, kubeconfig: string, o: { root?: string; name?: string; args?: string[]; nodeFlags?: string[] } = {}): Promise<ApiDnsServer> {
   const root = o.root ?? repoRoot;
   const name = o.name ?? 'kube-dns';
   const port = await freePort();
@@ -43,7 +43,7 @@ export async function startKubeDnsApi(dir: string, kubeconfig: string, o: { root
   writeFileSync(join(dir, 'resolv.conf'), 'nameserver 127.0.0.1\n');
   const startedAt = performance.now();
   const daemon = startDaemon(process.execPath, [
-    ...productionNodeFlags(),
+    ...(o.nodeFlags ?? productionNodeFlags()),
     join(root, 'dist/cmd/kube-dns/main.js'),
     `--kubecfg-file=${kubeconfig}`,
     '--dns-bind-address=127.0.0.1',

@@ -17,6 +17,7 @@
 //     Service turned ready one after another, until the endpoint's name answers (clusterloader2's
 //     DNS propagation);
 //  5. QPS on the Service names (dnsperf, BENCH_SECONDS each, alternated) and CPU per query.
+// BENCH_SCALE_FLAGS (e.g. "--max-semi-space-size=2"): two kube-dns more, with these Node flags for their bin's.
 // Writes bench/results/scale-api-<pods>-<date>.{json,md}. Exits 0 without running when the API server
 // binaries are missing.
 
@@ -258,6 +259,13 @@ try {
       ['kube-dns --autopath', () => startKubeDnsApi(dir, kubeconfig, { name: 'kube-dns --autopath', args: ['--autopath'] })],
       ['kube-dns', () => startKubeDnsApi(dir, kubeconfig, { name: 'kube-dns', args: ['--autopath=false'] })],
     ];
+    // BENCH_SCALE_FLAGS: kube-dns also with these Node flags instead of its bin's (e.g. without --optimize-for-size).
+    const flags = process.env.BENCH_SCALE_FLAGS?.split(' ').filter(Boolean);
+    if (flags) {
+      const tag = `node ${flags.join(' ') || '(no flags)'}`;
+      starts.push([`kube-dns --autopath, ${tag}`, () => startKubeDnsApi(dir, kubeconfig, { name: 'kube-dns-autopath-flags', args: ['--autopath'], nodeFlags: flags })]);
+      starts.push([`kube-dns, ${tag}`, () => startKubeDnsApi(dir, kubeconfig, { name: 'kube-dns-flags', args: ['--autopath=false'], nodeFlags: flags })]);
+    }
     if (coredns) {
       starts.push(['CoreDNS pods verified + autopath', () => startCoreDnsWith(coredns, dir, 'coredns-pods', `kubernetes cluster.local {\n  kubeconfig ${admin}\n  pods verified\n}\nautopath @kubernetes`)]);
       starts.push(['CoreDNS', () => startCoreDnsWith(coredns, dir, 'coredns', `kubernetes cluster.local {\n  kubeconfig ${admin}\n}`)]);
