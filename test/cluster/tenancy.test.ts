@@ -50,7 +50,13 @@ t.test('visibility and fair shares on a real node', async (t) => {
     const direct = await dig(c, 'team-a', [`@${kubeDnsIp}`, '-p', '10053', hidden]);
     return `kube-dns: ${logs.split('\n').filter((l) => /config|visibility|polic/i.test(l)).join('\n')}\nteam-a pod hostIP ${pod.hostIP} podIP ${pod.podIP}; asked of kube-dns directly: ${direct.status}`;
   };
-  await waitFor('the policy in force', async () => (await dig(c, 'team-a', [hidden])).status === 'NXDOMAIN', 150_000, explain);
+  // In force on every replica: each reads its own ConfigMap volume, which the kubelet syncs pod by pod
+  // (asked through the ClusterIP, the first replica to read it would pass for both).
+  const replicas = async () => ((await c.request('GET', '/api/v1/namespaces/kube-system/pods?labelSelector=k8s-app%3Dkube-dns')).body.items as { status: { podIP: string } }[]).map((p) => p.status.podIP);
+  await waitFor('the policy in force on every kube-dns replica', async () => {
+    const denied = await Promise.all((await replicas()).map(async (ip) => (await dig(c, 'team-a', [`@${ip}`, hidden])).status === 'NXDOMAIN'));
+    return denied.length > 0 && denied.every(Boolean);
+  }, 150_000, explain);
   t.comment(`in force ${Math.round((Date.now() - edited) / 1000)} s after the edit (the kubelet's volume sync, then --config-period)`);
 
   const checks = async (t: Test, via: string[], path: string) => {
