@@ -21,6 +21,7 @@ import { netnsCanRun, podNetwork } from '../helpers/netns.ts';
 import type { ClientPod } from '../helpers/netns.ts';
 import { repoRoot } from '../helpers/process.ts';
 import { buildResolvers } from '../helpers/resolvers.ts';
+import { EXEC_TOKEN, execUserProbe, probeResult } from '../helpers/client-node-probe.ts';
 
 const run = promisify(execFile);
 const VERSION = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version as string;
@@ -71,13 +72,13 @@ t.test('the images, built from the Dockerfile as it is: the same layers, each it
   const built = builtImages()!;
   const all = [...TAGS, NODE_CACHE, DNSCACHE];
   t.same(Object.keys(built).sort(), [...all].sort(), 'one image per target');
-  const inspect = (tag: string) => JSON.parse(podman(['image', 'inspect', tag]))[0];
-  const [first, ...rest] = all.map(inspect);
-  for (const [i, image] of rest.entries()) t.same(image.RootFS.Layers, first.RootFS.Layers, `${all[i + 1]}: every layer is ${all[0]}'s`);
-  const entrypoints = new Set(all.map((tag) => inspect(tag).Config.Entrypoint.at(-1)));
+  const images = new Map(all.map((tag) => [tag, JSON.parse(podman(['image', 'inspect', tag]))[0]]));
+  const first = images.get(all[0]);
+  for (const tag of all.slice(1)) t.same(images.get(tag).RootFS.Layers, first.RootFS.Layers, `${tag}: every layer is ${all[0]}'s`);
+  const entrypoints = new Set(all.map((tag) => images.get(tag).Config.Entrypoint.at(-1)));
   t.equal(entrypoints.size, all.length, `each runs its own program: ${[...entrypoints].join(', ')}`);
   for (const tag of all) {
-    const config = inspect(tag).Config;
+    const config = images.get(tag).Config;
     t.equal(config.User, tag === NODE_CACHE ? '0:0' : '65532:65532', `${tag}: runs as ${tag === NODE_CACHE ? 'root' : '65532'} without being told`);
     t.equal(config.Entrypoint[0], '/nodejs/bin/node', `${tag}: the runtime image's node`);
   }
@@ -87,17 +88,8 @@ t.test('the images, built from the Dockerfile as it is: the same layers, each it
 
 t.test("kube-dns's image: the bundled client-node runs a kubeconfig's exec user", async (t) => {
   if (!imagesCanRun(t)) return;
-  // The exec plugin is the image's node itself (no shell there), printing an ExecCredential.
-  const plugin = 'console.log(JSON.stringify({ apiVersion: "client.authentication.k8s.io/v1", kind: "ExecCredential", status: { token: "from-exec" } }))';
-  const script = `const { KubeConfig } = await import('@kubernetes/client-node');
-    const kc = new KubeConfig();
-    kc.loadFromOptions({ clusters: [{ name: 'c', server: 'https://10.0.0.1' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
-      users: [{ name: 'u', exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: ['-e', ${JSON.stringify(plugin)}] } }] });
-    const opts = {};
-    await kc.applyToHTTPSOptions(opts);
-    console.log(opts.headers.Authorization);`;
-  const out = podman(['run', '--rm', '--network=none', '--workdir=/app', '--entrypoint', '/nodejs/bin/node', `kube-dns-ts/kube-dns:${VERSION}`, '--input-type=module', '-e', script]);
-  t.equal(out.trim(), 'Bearer from-exec', "the exec plugin's token on the request");
+  const out = podman(['run', '--rm', '--network=none', '--workdir=/app', '--entrypoint', '/nodejs/bin/node', `kube-dns-ts/kube-dns:${VERSION}`, '--input-type=module', '-e', execUserProbe()]);
+  t.equal(probeResult(out).authorization, `Bearer ${EXEC_TOKEN}`, "the exec plugin's token on the request");
 });
 
 t.test("the manifest's pod, run from the images, answers a pod through dnscache on :53", async (t) => {

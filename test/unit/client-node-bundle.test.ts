@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { bundle, PACKAGE, USED } from '../../build/bundle-client-node.ts';
+import { EXEC_TOKEN, execUserProbe, probeResult } from '../helpers/client-node-probe.ts';
 
 const run = promisify(execFile);
 
@@ -20,18 +21,9 @@ t.test('the bundle loads as the package, exports what we use, and runs an exec u
   t.same(readdirSync(out).sort(), ['index.js', 'package.json'], 'one file and its package.json');
   t.ok(statSync(join(out, 'index.js')).size < 5_000_000, `index.js: ${statSync(join(out, 'index.js')).size} bytes (installed, the package is ~67 MB)`);
 
-  // The exec plugin is this Node, printing an ExecCredential, as in the images (no shell there).
-  const plugin = 'console.log(JSON.stringify({ apiVersion: "client.authentication.k8s.io/v1", kind: "ExecCredential", status: { token: "from-exec" } }))';
-  writeFileSync(join(dir, 'probe.mjs'), `const m = await import('${PACKAGE}');
-const kc = new m.KubeConfig();
-kc.loadFromOptions({ clusters: [{ name: 'c', server: 'https://10.0.0.1' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
-  users: [{ name: 'u', exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: ['-e', ${JSON.stringify(plugin)}] } }] });
-const opts = {};
-await kc.applyToHTTPSOptions(opts);
-console.log(JSON.stringify({ exports: Object.keys(m), authorization: opts.headers.Authorization }));
-`);
+  writeFileSync(join(dir, 'probe.mjs'), execUserProbe());
   const { stdout } = await run(process.execPath, [join(dir, 'probe.mjs')], { cwd: dir, timeout: 30_000 });
-  const got = JSON.parse(stdout.trim().split('\n').at(-1)!);
+  const got = probeResult(stdout);
   t.same(got.exports.sort(), [...USED].sort(), 'exports exactly what pkg/ imports');
-  t.equal(got.authorization, 'Bearer from-exec', "the exec plugin's token on the request");
+  t.equal(got.authorization, `Bearer ${EXEC_TOKEN}`, "the exec plugin's token on the request");
 });
