@@ -20,7 +20,8 @@ import type { PerfResult } from './dnsperf.ts';
 import { makeCluster } from './fixtures.ts';
 import { rssMiB } from './servers.ts';
 import { writeResults } from './report.ts';
-import { median, percentile } from './stats.ts';
+import { latencySummary, median } from './stats.ts';
+import type { LatencySummary } from './stats.ts';
 
 const SERVICES = Number(process.env.BENCH_API_SERVICES ?? 10_000);
 const ENDPOINTS_PER_SERVICE = 5;
@@ -39,7 +40,7 @@ interface ServerFigures {
   rssAfterSyncMiB: number;
   rssAfterLoadMiB?: number;
   qps: PerfResult[];
-  watch?: { p50Ms: number; p90Ms: number; p99Ms: number; maxMs: number; timeouts: number };
+  watch?: LatencySummary;
 }
 
 const available = binariesAvailable();
@@ -108,7 +109,7 @@ try {
   }
   running.forEach((s, k) => {
     const xs = lat[k];
-    figures[s.name].watch = { p50Ms: percentile(xs, 50), p90Ms: percentile(xs, 90), p99Ms: percentile(xs, 99), maxMs: percentile(xs, 100), timeouts: xs.filter(Number.isNaN).length };
+    figures[s.name].watch = latencySummary(xs);
   });
 } finally {
   for (const s of running) await s.daemon.stop();

@@ -32,7 +32,8 @@ import type { ApiDnsServer } from './api-servers.ts';
 import { dnsperf } from './dnsperf.ts';
 import { inTempDir, writeResults } from './report.ts';
 import { cpuTimeMs, rssMiB } from './servers.ts';
-import { percentile } from './stats.ts';
+import { latencySummary } from './stats.ts';
+import type { LatencySummary } from './stats.ts';
 
 const PODS = Number(process.env.BENCH_SCALE_PODS ?? 25_000);
 const NODES = 5_000;
@@ -58,8 +59,8 @@ interface Shape {
   pods: KubeObject[];
   services: KubeObject[];
   slices: KubeObject[];
-  /** The huge Service's slices, by name, and its endpoints left not ready for the propagation part. */
-  huge: Map<string, KubeObject>;
+  /** The huge Service's slices, in order (slice k holds endpoints 100k...): its last endpoints start not ready. */
+  huge: KubeObject[];
   endpoints: number;
   /** The ordinary Services' largest size. */
   spread: number;
@@ -82,7 +83,7 @@ function shape(): Shape {
   const nextPod = (ns: number) => ns + NAMESPACES * (cursor[ns]++ % perNs);
   const services: KubeObject[] = [];
   const slices: KubeObject[] = [];
-  const huge = new Map<string, KubeObject>();
+  const huge: KubeObject[] = [];
   const queries: string[] = [];
   let endpoints = 0;
   // The rest's sizes 1..spread (at most 50), so that endpoints number about the pods (a pod backs about
@@ -113,7 +114,7 @@ function shape(): Shape {
       endpoints += eps.length;
       const slice = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: `${name}-${k}`, namespace: nsOf(ns), labels: { 'kubernetes.io/service-name': name } }, addressType: 'IPv4', endpoints: eps, ports };
       slices.push(slice);
-      if (s === 0) huge.set(slice.metadata.name, slice);
+      if (s === 0) huge.push(slice);
     }
   }
   return { nodes, pods, services, slices, huge, endpoints, spread, queries: `${queries.join('\n')}\n` };
@@ -124,32 +125,28 @@ interface Figures {
   firstAnswerMs: number;
   steadyMiB: number;
   relist?: { peakMiB: number; backMs: number };
-  watch?: Latency;
-  propagation?: Latency;
+  watch?: LatencySummary;
+  propagation?: LatencySummary;
   qps?: number;
   cpuUsPerQuery?: number;
 }
 
-interface Latency {
-  p50Ms: number;
-  p99Ms: number;
-  maxMs: number;
-  timeouts: number;
+/** Milliseconds from `since` until `name` answers on `port` (NaN after `limitMs`), asked from a socket of its own. */
+async function answeredAfter(port: number, name: string, type: 'A' | 'AAAA', since: number, limitMs: number): Promise<number> {
+  const p = new Prober(port);
+  try {
+    return await p.answeredAfter(name, type, since, limitMs);
+  } finally {
+    p.close();
+  }
 }
-
-const latency = (xs: number[]): Latency => ({ p50Ms: percentile(xs, 50), p99Ms: percentile(xs, 99), maxMs: percentile(xs, 100), timeouts: xs.filter(Number.isNaN).length });
 
 /** Starts a server and times it to its first correct answer for `name` (the last Service created). */
 async function started(start: () => Promise<ApiDnsServer>, name: string): Promise<{ server: ApiDnsServer; figures: Figures }> {
   const t0 = performance.now();
   const server = await start();
-  const probe = new Prober(server.port);
-  try {
-    const firstAnswerMs = await probe.answeredAfter(name, 'AAAA', t0, 300_000);
-    return { server, figures: { readyMs: server.readyMs, firstAnswerMs, steadyMiB: NaN } };
-  } finally {
-    probe.close();
-  }
+  const firstAnswerMs = await answeredAfter(server.port, name, 'AAAA', t0, 300_000);
+  return { server, figures: { readyMs: server.readyMs, firstAnswerMs, steadyMiB: NaN } };
 }
 
 /** Creates each change with `make`, then asks every server until `name(i)` answers; per server, the times. */
@@ -191,14 +188,7 @@ async function relist(api: BenchCluster, servers: ApiDnsServer[]): Promise<{ pea
       await sleep(500);
     }
   }
-  const back = await Promise.all(servers.map(async (s) => {
-    const p = new Prober(s.port);
-    try {
-      return (await p.answeredAfter(`after-restart.${HUGE_NS}.svc.cluster.local`, 'AAAA', t0, 300_000));
-    } finally {
-      p.close();
-    }
-  }));
+  const back = await Promise.all(servers.map((s) => answeredAfter(s.port, `after-restart.${HUGE_NS}.svc.cluster.local`, 'AAAA', t0, 300_000)));
   await sleep(10_000);
   sampling = false;
   await sampler;
@@ -286,16 +276,15 @@ try {
     console.log(`  re-list peaks: ${running.map((s) => `${s.name} ${figures[s.name].relist!.peakMiB.toFixed(0)} MiB`).join(', ')}`);
 
     const watch = await changes(running, CHANGES, 'AAAA', (i) => api.create(service(`watch-${i}`, nsOf(i))), (i) => `watch-${i}.${nsOf(i)}.svc.cluster.local`);
-    running.forEach((s, k) => (figures[s.name].watch = latency(watch[k])));
-    const slices = [...cluster.huge.values()];
+    running.forEach((s, k) => (figures[s.name].watch = latencySummary(watch[k])));
     // Headless endpoints' names are A records.
     const propagation = await changes(running, PROPAGATIONS, 'A', async (i) => {
       const n = HUGE - PROPAGATIONS + i;
-      const slice = slices[Math.floor(n / SLICE_MAX)] as KubeObject & { endpoints: { conditions: { ready: boolean } }[] };
+      const slice = cluster.huge[Math.floor(n / SLICE_MAX)] as KubeObject & { endpoints: { conditions: { ready: boolean } }[] };
       slice.endpoints[n % SLICE_MAX].conditions.ready = true;
       await api.replace(slice);
     }, (i) => `h-${HUGE - PROPAGATIONS + i}.huge.${HUGE_NS}.svc.cluster.local`);
-    running.forEach((s, k) => (figures[s.name].propagation = latency(propagation[k])));
+    running.forEach((s, k) => (figures[s.name].propagation = latencySummary(propagation[k])));
 
     const loaded = await load(running, queries);
     running.forEach((s, k) => Object.assign(figures[s.name], { qps: loaded[k].qps, cpuUsPerQuery: loaded[k].cpuUs }));
@@ -309,7 +298,7 @@ try {
 const objects = PODS + SERVICES;
 const formula = { withoutPods: objects / 1000 + 54, withPods: objects / 250 + 56 };
 const n = (x: number | undefined, d = 0) => (x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));
-const lat = (l?: Latency) => (l ? `${n(l.p50Ms, 1)} / ${n(l.p99Ms, 1)} / ${n(l.maxMs, 1)}${l.timeouts ? ` (${l.timeouts} never)` : ''}` : '-');
+const lat = (l?: LatencySummary) => (l ? `${n(l.p50Ms, 1)} / ${n(l.p99Ms, 1)} / ${n(l.maxMs, 1)}${l.timeouts ? ` (${l.timeouts} never)` : ''}` : '-');
 const rows = Object.entries(figures).map(([name, f]) => `| ${name} | ${n(f.readyMs)} | ${n(f.firstAnswerMs)} | ${n(f.steadyMiB, 1)} | ${n(f.relist?.peakMiB, 1)} (${n((f.relist?.peakMiB ?? NaN) / f.steadyMiB, 2)}×) | ${n(f.relist?.backMs)} | ${lat(f.watch)} | ${lat(f.propagation)} | ${n(f.qps)} | ${n(f.cpuUsPerQuery, 1)} |`);
 const when = new Date().toISOString();
 const md = `# kube-dns and CoreDNS at scale against a real kube-apiserver: ${PODS.toLocaleString('en')} pods (${when})
