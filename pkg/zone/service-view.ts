@@ -67,7 +67,8 @@ function addEndpoints(view: ServiceView, svc: ServiceInfo, sets: EndpointSetInfo
   const hosts = new Map<string, string[]>();
   const addresses = new Set<string>();
   for (const set of sets) {
-    const names: string[] = [];
+    // A Set: a slice holds up to 1,000 endpoints, and a list searched for each would be quadratic.
+    const names = new Set<string>();
     for (const ep of set.endpoints) {
       if (!ep.ready && !svc.publishNotReadyAddresses) continue;
       for (const ip of ep.addresses) {
@@ -76,11 +77,13 @@ function addEndpoints(view: ServiceView, svc: ServiceInfo, sets: EndpointSetInfo
         const known = hosts.get(host);
         if (!known) hosts.set(host, [ip]);
         else if (!known.includes(ip)) known.push(ip);
-        if (!names.includes(host)) names.push(host);
+        names.add(host);
         addresses.add(ip);
       }
     }
-    if (names.length > 0) for (const p of named(set.ports)) view.srv.push(srvSet(p, names.slice()));
+    if (names.size === 0) continue;
+    const targets = [...names];
+    for (const p of named(set.ports)) view.srv.push(srvSet(p, targets));
   }
   // A headless service with nothing published does not exist (spec §2.4.1: NXDOMAIN).
   if (hosts.size === 0) return;

@@ -50,11 +50,17 @@ export const ZONE_WIDE = '';
 /** Set while lookup() has met no service yet. */
 const NO_OWNER_YET = '\0';
 
-/** A reverse-map entry: the address belongs to this service (as endpoint `host`, or as the service). */
+/** A reverse-map entry: the address belongs to service `key` (as endpoint `host`, or as the service). */
 export interface PtrRef {
-  view: ServiceView;
+  key: string;
+  /** The service's name, `<svc>.<ns>.svc.<zone>`. */
+  fqdn: string;
   host: string | null;
 }
+
+/** What a view publishes in the reverse map: address → its names (endpoint hosts, or null: the service itself). */
+type Ptrs = Map<string, (string | null)[]>;
+const NO_PTRS: Ptrs = new Map();
 
 export const DNS_VERSION = '1.1.0';
 /** TTL of the dns-version TXT record, as the spec's example shows. */
@@ -116,8 +122,8 @@ export class Zone {
     const touched = [ZONE_WIDE];
     for (const [key, svc, sets] of changes) {
       touched.push(key);
-      this.unpublish(key, touched);
-      if (svc) this.publish(key, svc, sets, touched);
+      const view = svc ? buildServiceView(key, svc, sets, this.domain) : null;
+      this.replace(key, view === null || isEmptyView(view) ? null : view, touched);
     }
     if (touched.length === 1) return [];
     this.soaSerial = Math.max(this.now(), this.soaSerial + 1);
@@ -129,40 +135,38 @@ export class Zone {
     return [name, ns, 'svc'];
   }
 
-  private unpublish(key: string, touched: string[]): void {
+  /**
+   * Puts `next` (null: nothing) in place of what `key` published. Only the addresses whose names
+   * differ are rewritten in the reverse and cluster-IP maps, and touched: one endpoint turning ready
+   * in a Service of 10,000 touches its own address, not 20,000.
+   */
+  private replace(key: string, next: ServiceView | null, touched: string[]): void {
     const old = this.views.get(key);
-    if (!old) return;
-    this.views.delete(key);
-    removeView(this.root, Zone.labelsOf(key));
-    touched.push(...old.addresses);
-    for (const ip of old.addresses) {
-      const list = this.reverseMap.get(ip)?.filter((p) => p.view !== old);
-      if (list && list.length > 0) this.reverseMap.set(ip, list);
-      else this.reverseMap.delete(ip);
-      if (this.clusterIPMap.get(ip) === key) this.clusterIPMap.delete(ip);
-    }
-  }
-
-  private publish(key: string, svc: ServiceInfo, sets: EndpointSetInfo[], touched: string[]): void {
-    const view = buildServiceView(key, svc, sets, this.domain);
-    if (isEmptyView(view)) return;
-    this.views.set(key, view);
-    touched.push(...view.addresses);
-    ensurePath(this.root, Zone.labelsOf(key)).view = view;
-    if (view.hosts) {
-      for (const host of view.hosts) for (const ip of host.ips) this.addPtr(ip, { view, host: host.name });
+    if (old === undefined && next === null) return;
+    if (next === null) {
+      this.views.delete(key);
+      removeView(this.root, Zone.labelsOf(key));
     } else {
-      for (const ip of view.addresses) {
-        this.addPtr(ip, { view, host: null });
-        this.clusterIPMap.set(ip, key);
-      }
+      this.views.set(key, next);
+      ensurePath(this.root, Zone.labelsOf(key)).view = next;
     }
+    const before = old === undefined ? NO_PTRS : ptrsOf(old);
+    const after = next === null ? NO_PTRS : ptrsOf(next);
+    for (const ip of before.keys()) if (!after.has(ip)) this.repoint(ip, key, null, touched);
+    for (const [ip, hosts] of after) if (!sameHosts(hosts, before.get(ip))) this.repoint(ip, key, { fqdn: next!.fqdn, hosts }, touched);
   }
 
-  private addPtr(ip: string, ref: PtrRef): void {
-    const list = this.reverseMap.get(ip);
-    if (list) list.push(ref);
-    else this.reverseMap.set(ip, [ref]);
+  /** Replaces the reverse entries of service `key` at `ip` with `names` (null: none). */
+  private repoint(ip: string, key: string, names: { fqdn: string; hosts: (string | null)[] } | null, touched: string[]): void {
+    touched.push(ip);
+    const list = this.reverseMap.get(ip)?.filter((p) => p.key !== key) ?? [];
+    if (this.clusterIPMap.get(ip) === key) this.clusterIPMap.delete(ip);
+    if (names !== null) {
+      for (const host of names.hosts) list.push({ key, fqdn: names.fqdn, host });
+      if (names.hosts[0] === null) this.clusterIPMap.set(ip, key);
+    }
+    if (list.length > 0) this.reverseMap.set(ip, list);
+    else this.reverseMap.delete(ip);
   }
 
   soaRecord(): ResourceRecord {
@@ -249,7 +253,7 @@ export class Zone {
 
   /** PTR targets for an IP (canonical text), or an empty list. */
   reverse(ip: string): string[] {
-    return this.reverseMap.get(ip)?.map((p) => (p.host === null ? p.view.fqdn : `${p.host}.${p.view.fqdn}`)) ?? [];
+    return this.reverseMap.get(ip)?.map((p) => (p.host === null ? p.fqdn : `${p.host}.${p.fqdn}`)) ?? [];
   }
 
 
@@ -261,6 +265,27 @@ export class Zone {
   counts(): { services: number; ptrs: number; clusterIPs: number } {
     return { services: this.views.size, ptrs: this.reverseMap.size, clusterIPs: this.clusterIPMap.size };
   }
+}
+
+/** The reverse entries a view makes: its endpoints' addresses and names (headless), or its cluster IPs. */
+function ptrsOf(view: ServiceView): Ptrs {
+  const ptrs: Ptrs = new Map();
+  if (view.hosts === null) {
+    for (const ip of view.addresses) ptrs.set(ip, [null]);
+    return ptrs;
+  }
+  for (const host of view.hosts) {
+    for (const ip of host.ips) {
+      const names = ptrs.get(ip);
+      if (names === undefined) ptrs.set(ip, [host.name]);
+      else names.push(host.name);
+    }
+  }
+  return ptrs;
+}
+
+function sameHosts(a: (string | null)[], b: (string | null)[] | undefined): boolean {
+  return b !== undefined && a.length === b.length && a.every((h, i) => h === b[i]);
 }
 
 /** The answer draws on service `key`: its owner while it is the only one. */

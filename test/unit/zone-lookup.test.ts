@@ -154,3 +154,22 @@ t.test('owner: the one service an answer draws on, else ZONE_WIDE; updateService
   t.same(touched.sort(), [ZONE_WIDE, '10.96.10.10', '10.96.10.11', 'default/gone', 'default/web', 'fd00:10:96::a'].sort(), 'keys, old and new addresses, the zone');
   t.same(z.updateServices([]), [], 'nothing listed, nothing touched');
 });
+
+t.test('a change touches only the addresses whose names changed: one endpoint of a large Service turning ready touches its own', async (t) => {
+  const endpoints = Array.from({ length: 300 }, (_, n) => ({ addresses: [`10.1.${n >> 8}.${n & 255}`], hostname: `h-${n}`, ready: n < 299 }));
+  const set = (eps: typeof endpoints): EndpointSetInfo => ({ namespace: 'default', service: 'big', id: 'slice/big-1', ports: [], endpoints: eps });
+  const big = svc('big', 'default', { kind: 'Headless' });
+  // Another Service shares an address with it (a pod behind two headless Services).
+  const other = svc('other', 'default', { kind: 'Headless' });
+  const z = zoneWith([[big, [set(endpoints)]], [other, [{ ...set([{ addresses: ['10.1.0.7'], hostname: 'o', ready: true }]), service: 'other', id: 'slice/other-1' }]]]);
+  const readied = endpoints.map((e, n) => (n === 299 ? { ...e, ready: true } : e));
+  t.same(z.updateServices([['default/big', big, [set(readied)]]]).sort(), [ZONE_WIDE, '10.1.1.43', 'default/big'].sort());
+  t.same(z.reverse('10.1.1.43'), ['h-299.big.default.svc.cluster.local'], 'the new endpoint has its PTR');
+  const renamed = readied.map((e, n) => (n === 7 ? { ...e, hostname: 'seven' } : e));
+  t.same(z.updateServices([['default/big', big, [set(renamed)]]]).sort(), [ZONE_WIDE, '10.1.0.7', 'default/big'].sort(), 'a renamed endpoint: its address');
+  t.same(z.reverse('10.1.0.7').sort(), ['o.other.default.svc.cluster.local', 'seven.big.default.svc.cluster.local'], 'the other Service keeps its PTR');
+  t.same(z.reverse('10.1.0.8'), ['h-8.big.default.svc.cluster.local'], 'an untouched address keeps its PTR');
+  t.equal(z.updateServices([['default/big', null, []]]).length, 2 + 300, 'deleted: every address it published');
+  t.same(z.reverse('10.1.0.7'), ['o.other.default.svc.cluster.local']);
+  t.equal(z.counts().ptrs, 1);
+});
