@@ -6,8 +6,8 @@ import type { ClusterKind } from '../cluster/kind.ts';
 import type { SourceEvent } from '../source/source.ts';
 import type { NodeAddresses } from './node-addresses.ts';
 import type { PodIndex } from './pod-index.ts';
-import { nodeSenderAddresses } from './trim-node.ts';
-import { trimPod } from './trim.ts';
+import { NODE_SENDER_FIELDS, nodeSenderAddresses } from './trim-node.ts';
+import { POD_FIELDS, trimPod } from './trim.ts';
 
 export const POD_KIND = 'Pod';
 
@@ -23,6 +23,7 @@ export function podKind(index: PodIndex, nodes: NodeAddresses, changed: (ip: num
     resource: 'pods',
     optional: true,
     what: 'Pods (addresses, for autopath)',
+    protobuf: POD_FIELDS,
     forgetful: {
       relisting: () => {
         index.beginRelist();
@@ -57,6 +58,7 @@ export function podKind(index: PodIndex, nodes: NodeAddresses, changed: (ip: num
 export function nodeKind(node: ClusterKind, nodes: NodeAddresses, changed: (ip: number) => void = () => undefined): ClusterKind {
   return {
     ...node,
+    protobuf: NODE_SENDER_FIELDS,
     apply(store, e: SourceEvent) {
       node.apply(store, e);
       const name = e.object.metadata.name;

@@ -8,6 +8,8 @@
 import { asArray, asRecord } from '../cluster/trim-common.ts';
 import type { KubeObject } from '../source/source.ts';
 import { ipv4Number } from './pod-index.ts';
+import { OBJECT_META } from '../source/kubernetes-protobuf.ts';
+import type { ProtoSchema } from '../source/kubernetes-protobuf.ts';
 
 const ADDRESS_TYPES = new Set(['InternalIP', 'ExternalIP']);
 
@@ -21,6 +23,13 @@ const DEVICE_ANNOTATIONS = [
 
 /** Addresses kept of one node at most (a node object can carry any number). */
 const MAX_ADDRESSES = 16;
+
+/** What nodeSenderAddresses and the Node kind's own trim (its labels) read, in protobuf (core/v1 Node, NodeSpec, NodeStatus). */
+export const NODE_SENDER_FIELDS: ProtoSchema = {
+  1: ['metadata', 'message', OBJECT_META],
+  2: ['spec', 'message', { 1: ['podCIDR', 'string'], 7: ['podCIDRs', 'strings'] }],
+  3: ['status', 'message', { 5: ['addresses', 'messages', { 1: ['type', 'string'], 2: ['address', 'string'] }] }],
+};
 
 /** The node's addresses (ipv4Number), without duplicates; an address that does not parse is skipped. */
 export function nodeSenderAddresses(obj: KubeObject): number[] {

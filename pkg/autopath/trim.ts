@@ -4,6 +4,8 @@
 import { asArray, asRecord } from '../cluster/trim-common.ts';
 import type { KubeObject } from '../source/source.ts';
 import { hash32, ipv4Number } from './pod-index.ts';
+import { OBJECT_IDENTITY } from '../source/kubernetes-protobuf.ts';
+import type { ProtoSchema } from '../source/kubernetes-protobuf.ts';
 
 export interface PodAddress {
   /** ipv4Number of the pod's IPv4 address. */
@@ -25,6 +27,20 @@ export interface PodAddress {
 }
 
 /** The pod's IPv4 address and whether autopath may answer for it; null without an IPv4 address. */
+/**
+ * What trimPod reads, in protobuf (core/v1 Pod, PodSpec, PodDNSConfig, PodStatus): of its metadata
+ * only who it is, as pods carry many labels and annotations and there are 150,000 of them.
+ */
+export const POD_FIELDS: ProtoSchema = {
+  1: ['metadata', 'message', OBJECT_IDENTITY],
+  2: ['spec', 'message', {
+    6: ['dnsPolicy', 'string'],
+    11: ['hostNetwork', 'bool'],
+    26: ['dnsConfig', 'message', { 2: ['searches', 'strings'], 3: ['options', 'messages', {}] }],
+  }],
+  3: ['status', 'message', { 1: ['phase', 'string'], 5: ['hostIP', 'string'], 6: ['podIP', 'string'], 12: ['podIPs', 'messages', { 1: ['ip', 'string'] }] }],
+};
+
 export function trimPod(o: KubeObject): PodAddress | null {
   const spec = asRecord(o.spec) ?? {};
   const status = asRecord(o.status) ?? {};

@@ -9,15 +9,19 @@ import { applyConfigMap } from './apply-configmap.ts';
 import { applyEndpointSlice, applyEndpointSliceNamedByPod, applyEndpoints } from './apply-endpoints.ts';
 import { applyNode } from './apply-node.ts';
 import { applyService } from './apply-service.ts';
+import { CONFIG_MAP_FIELDS } from './trim-configmap.ts';
+import { ENDPOINTS_FIELDS, ENDPOINT_SLICE_FIELDS } from './trim-endpoints.ts';
+import { NODE_FIELDS } from './trim-node.ts';
+import { SERVICE_FIELDS } from './trim-service.ts';
 
-export const SERVICE: ClusterKind = { kind: 'Service', api: '/api/v1', resource: 'services', optional: false, what: 'Services', apply: applyService };
-export const ENDPOINT_SLICE: ClusterKind = { kind: 'EndpointSlice', api: '/apis/discovery.k8s.io/v1', resource: 'endpointslices', optional: false, what: 'EndpointSlices discovery.k8s.io/v1', apply: applyEndpointSlice };
+export const SERVICE: ClusterKind = { kind: 'Service', api: '/api/v1', resource: 'services', optional: false, what: 'Services', protobuf: SERVICE_FIELDS, apply: applyService };
+export const ENDPOINT_SLICE: ClusterKind = { kind: 'EndpointSlice', api: '/apis/discovery.k8s.io/v1', resource: 'endpointslices', optional: false, what: 'EndpointSlices discovery.k8s.io/v1', protobuf: ENDPOINT_SLICE_FIELDS, apply: applyEndpointSlice };
 /** core/v1 Endpoints, instead of EndpointSlices with --endpoints-api=endpoints. */
-export const ENDPOINTS: ClusterKind = { kind: 'Endpoints', api: '/api/v1', resource: 'endpoints', optional: false, what: 'Endpoints core/v1', apply: applyEndpoints };
+export const ENDPOINTS: ClusterKind = { kind: 'Endpoints', api: '/api/v1', resource: 'endpoints', optional: false, what: 'Endpoints core/v1', protobuf: ENDPOINTS_FIELDS, apply: applyEndpoints };
 /** The kube-dns ConfigMap (--config-map), by name. */
-export const CONFIG_MAP: ClusterKind = { kind: 'ConfigMap', api: '/api/v1', resource: 'configmaps', optional: false, what: 'ConfigMaps', apply: applyConfigMap };
+export const CONFIG_MAP: ClusterKind = { kind: 'ConfigMap', api: '/api/v1', resource: 'configmaps', optional: false, what: 'ConfigMaps', protobuf: CONFIG_MAP_FIELDS, apply: applyConfigMap };
 /** Nodes, for federation answers (and node-cache's addresses, pkg/autopath); optional: without its RBAC nothing waits for it. */
-export const NODE: ClusterKind = { kind: 'Node', api: '/api/v1', resource: 'nodes', optional: true, what: 'Nodes', apply: applyNode };
+export const NODE: ClusterKind = { kind: 'Node', api: '/api/v1', resource: 'nodes', optional: true, what: 'Nodes', protobuf: NODE_FIELDS, apply: applyNode };
 
 export const CLUSTER_KINDS: readonly ClusterKind[] = [SERVICE, ENDPOINT_SLICE, ENDPOINTS, CONFIG_MAP, NODE];
 

@@ -4,6 +4,11 @@ import type { KubeObject } from '../source/source.ts';
 import type { ConfigMapInfo } from './model.ts';
 import { asRecord, isDns1123Label, isDns1123Subdomain, objectRef, unusable } from './trim-common.ts';
 import type { TrimResult } from './trim-common.ts';
+import { OBJECT_META } from '../source/kubernetes-protobuf.ts';
+import type { ProtoSchema } from '../source/kubernetes-protobuf.ts';
+
+/** What trimConfigMap reads, in protobuf (core/v1 ConfigMap). */
+export const CONFIG_MAP_FIELDS: ProtoSchema = { 1: ['metadata', 'message', OBJECT_META], 2: ['data', 'map'] };
 
 export function trimConfigMap(obj: KubeObject): TrimResult<ConfigMapInfo> {
   const ref = objectRef('configmap', obj);

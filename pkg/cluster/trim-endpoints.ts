@@ -6,6 +6,8 @@ import { canonicalIP, ipFamily } from './ip.ts';
 import type { EndpointInfo, EndpointSetInfo } from './model.ts';
 import { asArray, asRecord, badNames, exact, isDns1123Label, isDns1123Subdomain, objectRef, trimPorts, unusable } from './trim-common.ts';
 import type { ObjectRef, TrimResult } from './trim-common.ts';
+import { OBJECT_IDENTITY, OBJECT_META } from '../source/kubernetes-protobuf.ts';
+import type { ProtoSchema } from '../source/kubernetes-protobuf.ts';
 
 /** The label that ties an EndpointSlice to its service. */
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
@@ -40,6 +42,31 @@ function podName(targetRef: unknown): string {
   const name = asRecord(targetRef)?.name;
   return isDns1123Label(name) ? name : '';
 }
+
+/** What trimEndpointSlice reads, in protobuf (discovery/v1 EndpointSlice, Endpoint, EndpointPort). */
+export const ENDPOINT_SLICE_FIELDS: ProtoSchema = {
+  // Its annotations are read only of watched slices (the trigger time), and those come as JSON.
+  1: ['metadata', 'message', { ...OBJECT_IDENTITY, 11: ['labels', 'map'] }],
+  2: ['endpoints', 'messages', {
+    1: ['addresses', 'strings'],
+    2: ['conditions', 'message', { 1: ['ready', 'bool'] }],
+    3: ['hostname', 'string'],
+    4: ['targetRef', 'message', { 3: ['name', 'string'] }],
+  }],
+  3: ['ports', 'messages', { 1: ['name', 'string'], 2: ['protocol', 'string'], 3: ['port', 'int'] }],
+  4: ['addressType', 'string'],
+};
+
+/** What trimEndpoints reads, in protobuf (core/v1 Endpoints, EndpointSubset, EndpointAddress, EndpointPort). */
+const ENDPOINT_ADDRESS_FIELDS: ProtoSchema = { 1: ['ip', 'string'], 3: ['hostname', 'string'] };
+export const ENDPOINTS_FIELDS: ProtoSchema = {
+  1: ['metadata', 'message', OBJECT_META],
+  2: ['subsets', 'messages', {
+    1: ['addresses', 'messages', ENDPOINT_ADDRESS_FIELDS],
+    2: ['notReadyAddresses', 'messages', ENDPOINT_ADDRESS_FIELDS],
+    3: ['ports', 'messages', { 1: ['name', 'string'], 2: ['port', 'int'], 3: ['protocol', 'string'] }],
+  }],
+};
 
 /**
  * Trims an EndpointSlice; FQDN slices give no value (DNS has no use for them). `podNames`: an endpoint

@@ -6,12 +6,17 @@ import type { KubeObject } from '../source/source.ts';
 import type { NodeTopology } from './model.ts';
 import { asRecord, isDns1123Subdomain } from './trim-common.ts';
 import type { TrimResult } from './trim-common.ts';
+import { OBJECT_META } from '../source/kubernetes-protobuf.ts';
+import type { ProtoSchema } from '../source/kubernetes-protobuf.ts';
 
 const ZONE_LABEL = 'topology.kubernetes.io/zone';
 const REGION_LABEL = 'topology.kubernetes.io/region';
 /** The labels before Kubernetes 1.17 (the original read only these). */
 const OLD_ZONE_LABEL = 'failure-domain.beta.kubernetes.io/zone';
 const OLD_REGION_LABEL = 'failure-domain.beta.kubernetes.io/region';
+
+/** What trimNode reads, in protobuf (core/v1 Node: its labels). */
+export const NODE_FIELDS: ProtoSchema = { 1: ['metadata', 'message', OBJECT_META] };
 
 export function trimNode(obj: KubeObject): TrimResult<NodeTopology> {
   const labels = asRecord(asRecord(obj.metadata)?.labels) ?? {};

@@ -6,9 +6,24 @@ import type { KubeObject } from '../source/source.ts';
 import type { ServiceInfo, ServiceKind } from './model.ts';
 import { asArray, asRecord, badNames, exact, isDns1123Subdomain, objectRef, trimPorts, unusable } from './trim-common.ts';
 import type { ObjectRef, TrimResult } from './trim-common.ts';
+import { OBJECT_META } from '../source/kubernetes-protobuf.ts';
+import type { ProtoSchema } from '../source/kubernetes-protobuf.ts';
 
 /** The annotation kube-dns honoured before spec.publishNotReadyAddresses existed. */
 export const TOLERATE_UNREADY_ANNOTATION = 'service.alpha.kubernetes.io/tolerate-unready-endpoints';
+
+/** What trimService reads, in protobuf (core/v1 Service, ServiceSpec, ServicePort). */
+export const SERVICE_FIELDS: ProtoSchema = {
+  1: ['metadata', 'message', OBJECT_META],
+  2: ['spec', 'message', {
+    1: ['ports', 'messages', { 1: ['name', 'string'], 2: ['protocol', 'string'], 3: ['port', 'int'] }],
+    3: ['clusterIP', 'string'],
+    4: ['type', 'string'],
+    10: ['externalName', 'string'],
+    13: ['publishNotReadyAddresses', 'bool'],
+    18: ['clusterIPs', 'strings'],
+  }],
+};
 
 /** Trims a Service; tolerates any shape at run time (a broken object gives problems, never a throw). */
 export function trimService(obj: KubeObject): TrimResult<ServiceInfo> {

@@ -26,8 +26,8 @@ export interface KubeClient {
   readonly server: string;
   /** Who we are, for the start log line: never a secret. */
   readonly identity: string;
-  /** GET a path (with query); resolves with the response once its headers arrived. */
-  get(path: string, signal: AbortSignal): Promise<IncomingMessage>;
+  /** GET a path (with query), asking for `accept` (JSON unless given); resolves with the response once its headers arrived. */
+  get(path: string, signal: AbortSignal, accept?: string): Promise<IncomingMessage>;
 }
 
 export class KubeConnectionError extends Error {
@@ -86,8 +86,8 @@ function httpClient(server: string, identity: string, authorize: (opts: RequestO
   return {
     server,
     identity,
-    async get(path, signal) {
-      const opts: RequestOptions = { method: 'GET', headers: { Accept: 'application/json', 'User-Agent': 'kube-dns-ts' }, signal };
+    async get(path, signal, accept = 'application/json') {
+      const opts: RequestOptions = { method: 'GET', headers: { Accept: accept, 'User-Agent': 'kube-dns-ts' }, signal };
       // Per request: token files are re-read, exec credentials refreshed.
       await authorize(opts);
       return new Promise<IncomingMessage>((resolve, reject) => {

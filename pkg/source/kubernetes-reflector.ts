@@ -5,6 +5,8 @@
 //   no byte for silentWatchMs                                 → tear the watch down, watch again
 //   a list page with no byte for min(silentWatchMs, 60 s)     → give it up, back off, list again
 //   any error (connection refused, 401, 403, 5xx, bad JSON)   → back off (0.5 s → 30 s, jittered), retry
+// Lists are asked in protobuf for a kind that names its fields (WatchedKind.protobuf), in JSON otherwise
+// or when the server answers JSON (a CRD); a protobuf list it cannot read turns this kind to JSON.
 // Errors are logged once per change of state (kind and HTTP status), and once more on recovery.
 
 import type { IncomingMessage } from 'node:http';
@@ -16,6 +18,8 @@ import { ForgetfulObjects, KnownObjects } from './kubernetes-known.ts';
 import type { Known } from './kubernetes-known.ts';
 import type { Change } from './kubernetes-known.ts';
 import { SilenceWatchdog } from './kubernetes-silence.ts';
+import { PROTOBUF_CONTENT_TYPE, ProtobufError, STATUS_FIELDS, decodeProtobuf, decodeProtobufList } from './kubernetes-protobuf.ts';
+import type { ProtoSchema } from './kubernetes-protobuf.ts';
 import type { KubeObject, RelistHooks } from './source.ts';
 
 export type RestartReason = 'expired' | 'closed' | 'silent' | 'error';
@@ -30,6 +34,8 @@ export interface ReflectorOptions {
   /** Collection paths, e.g. [/api/v1/services]: the first the server serves is used (a CRD's versions, newest first). */
   paths: readonly string[];
   fieldSelector?: string;
+  /** The kind's fields in protobuf (WatchedKind.protobuf): lists asked in protobuf. */
+  protobuf?: ProtoSchema;
   client: KubeClient;
   log: Logger;
   pageSize: number;
@@ -70,6 +76,21 @@ interface WatchEvent {
 /** A list page silent this long is dead: the API server's own request timeout is 60 s. */
 const LIST_SILENCE_MS = 60_000;
 
+interface ListPage {
+  metadata?: { resourceVersion?: string; continue?: string };
+  items?: KubeObject[];
+}
+
+/** The whole body as bytes (a protobuf list, or JSON still to decode). */
+async function readBytes(res: IncomingMessage, onData: () => void): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of res) {
+    onData();
+    chunks.push(chunk as Buffer);
+  }
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+}
+
 export async function readBody(res: IncomingMessage, onData?: () => void): Promise<string> {
   res.setEncoding('utf8');
   let body = '';
@@ -80,9 +101,10 @@ export async function readBody(res: IncomingMessage, onData?: () => void): Promi
   return body;
 }
 
-export function statusMessage(status: number, body: string): string {
+/** What an error answer says: a Status's message, in JSON or (a list asked in protobuf) protobuf. */
+export function statusMessage(status: number, body: string | Buffer, contentType = ''): string {
   try {
-    const s = JSON.parse(body) as { message?: string };
+    const s = contentType.startsWith(PROTOBUF_CONTENT_TYPE) && Buffer.isBuffer(body) ? decodeProtobuf(body, STATUS_FIELDS) : (JSON.parse(body.toString()) as { message?: string });
     if (s.message) return `HTTP ${status}: ${s.message}`;
   } catch {
     // not a Status object
@@ -114,6 +136,8 @@ export class Reflector {
   private listedOnce = false;
   private problem: string | null = null;
   private sleepTimer: NodeJS.Timeout | null = null;
+  /** The kind's protobuf fields while its lists are asked in protobuf; null: JSON. */
+  private protobuf: ProtoSchema | null;
   private wake: (() => void) | null = null;
   private loop: Promise<void> | null = null;
 
@@ -123,6 +147,7 @@ export class Reflector {
     this.o = o;
     this.known = o.forgetful ? new ForgetfulObjects(o.forgetful) : new KnownObjects();
     this.backoff = new Backoff(o.backoff);
+    this.protobuf = o.protobuf ?? null;
   }
 
   start(): void {
@@ -203,7 +228,7 @@ export class Reflector {
     do {
       const q: Record<string, string> = { limit: String(this.o.pageSize) };
       if (cont) q.continue = cont;
-      const page = JSON.parse(await this.listPageOfAnyVersion(q)) as { metadata?: { resourceVersion?: string; continue?: string }; items?: KubeObject[] };
+      const page = await this.listPageOfAnyVersion(q);
       for (const item of page.items ?? []) {
         const change = relist.item(item);
         if (change) this.o.onChange(change, item, false);
@@ -232,7 +257,7 @@ export class Reflector {
    * A list page from the first path the server serves: a 404 moves on to the next (an older version
    * of a CRD); when none is served, the error says so and the next try starts from the newest.
    */
-  private async listPageOfAnyVersion(q: Record<string, string>): Promise<string> {
+  private async listPageOfAnyVersion(q: Record<string, string>): Promise<ListPage> {
     for (;;) {
       try {
         return await this.listPage(this.query(q));
@@ -275,17 +300,24 @@ export class Reflector {
     return g;
   }
 
-  /** One list request's body; given up (thrown) when no byte comes for the list silence limit. */
-  private async listPage(path: string): Promise<string> {
+  /** One list page, in protobuf when the kind names its fields and the server serves it so; given up (thrown) when no byte comes for the list silence limit. */
+  private async listPage(path: string): Promise<ListPage> {
     const limitMs = Math.min(this.o.silentWatchMs, LIST_SILENCE_MS);
     const g = this.guard(limitMs);
+    const schema = this.protobuf;
     try {
-      const res = await this.o.client.get(path, g.signal);
-      const body = await readBody(res, g.poke);
-      if (res.statusCode !== 200) throw new HttpStatusError(res.statusCode ?? 0, statusMessage(res.statusCode ?? 0, body));
-      return body;
+      const res = await this.o.client.get(path, g.signal, schema === null ? 'application/json' : `${PROTOBUF_CONTENT_TYPE}, application/json`);
+      const body = await readBytes(res, g.poke);
+      if (res.statusCode !== 200) throw new HttpStatusError(res.statusCode ?? 0, statusMessage(res.statusCode ?? 0, body, res.headers['content-type']));
+      if (schema === null || !res.headers['content-type']?.startsWith(PROTOBUF_CONTENT_TYPE)) return JSON.parse(body.toString('utf8')) as ListPage;
+      return decodeProtobufList(body, schema) as ListPage;
     } catch (e) {
       if (g.silent) throw new Error(`list request got no byte for ${limitMs / 1000}s`, { cause: e });
+      if (e instanceof ProtobufError) {
+        // Lists cost more in JSON, but one the reflector can read beats one it cannot, forever.
+        this.protobuf = null;
+        throw new Error(`${e.message}: listing ${this.kind} in JSON from now on`, { cause: e });
+      }
       throw e;
     } finally {
       g.dispose();

@@ -23,10 +23,10 @@ export class RestClientRequests {
     return {
       server: client.server,
       identity: client.identity,
-      get: async (path, signal) => {
+      get: async (path, signal, accept) => {
         const started = performance.now();
         try {
-          const res = await client.get(path, signal);
+          const res = await client.get(path, signal, accept);
           count(String(res.statusCode ?? 0));
           return res;
         } catch (err) {

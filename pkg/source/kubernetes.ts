@@ -133,6 +133,7 @@ export class KubernetesSource implements Source {
         forgetful: w.kind.forgetful,
         paths: collectionPaths(w),
         fieldSelector: w.fieldSelector,
+        protobuf: w.kind.protobuf,
         log: this.log,
         // A forgetful kind (Pods) feeds an index, not the zone: its events are no DNS programming.
         onChange: (change, o, watched) => this.change(w.kind.kind, change, o, watched && !w.kind.forgetful),

@@ -2,6 +2,8 @@
 // Kubernetes API) emits raw objects exactly as the API serves them; the sink trims them. Which kinds
 // a source reads is given to it (pkg/cluster's table of kinds): a source knows no kind by name.
 
+import type { ProtoSchema } from './kubernetes-protobuf.ts';
+
 /** A kind of object a source reads, as the API serves it. */
 /** A forgetful kind's relist frame: relisting() before the first listed object, relisted() after the last. */
 export interface RelistHooks {
@@ -29,6 +31,11 @@ export interface WatchedKind {
    * arrive as they come (every MODIFIED an update, every DELETED a delete).
    */
   forgetful?: RelistHooks;
+  /**
+   * The fields its trim reads, by protobuf field number: lists are then asked in protobuf and only
+   * these fields decoded (absent: JSON; a CRD is served in JSON only).
+   */
+  protobuf?: ProtoSchema;
 }
 
 /** One kind to list and watch: in every namespace, or one with a field selector (the ConfigMap). */

@@ -3,7 +3,7 @@
 // The loop against a real kube-apiserver is proven in test/e2e/kubedns-api.test.ts.
 
 import { createServer } from 'node:http';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import t from 'tap';
 import type { Test } from 'tap';
 import { eventually } from '../helpers/eventually.ts';
@@ -14,6 +14,8 @@ import { SilenceWatchdog } from '../../pkg/source/kubernetes-silence.ts';
 import { connectKube, expandEnv } from '../../pkg/source/kubernetes-client.ts';
 import { Reflector } from '../../pkg/source/kubernetes-reflector.ts';
 import type { KubeObject } from '../../pkg/source/source.ts';
+import { OBJECT_META, PROTOBUF_CONTENT_TYPE } from '../../pkg/source/kubernetes-protobuf.ts';
+import type { ProtoSchema } from '../../pkg/source/kubernetes-protobuf.ts';
 
 const obj = (ns: string, name: string, rv: string): KubeObject => ({ metadata: { name, namespace: ns, resourceVersion: rv } });
 
@@ -192,13 +194,13 @@ t.test('watch events split across chunks and packed several to a chunk are each 
  * mid-stream, or to hang a list): `watch` writes the watch response body and keeps it open; `list`
  * answers the list, or never does when it returns false.
  */
-async function apiDouble(t: Test, o: { list?: (res: ServerResponse) => boolean; watch: (res: ServerResponse, n: number) => void }): Promise<{ port: number; lists: () => number }> {
+async function apiDouble(t: Test, o: { list?: (res: ServerResponse, req: IncomingMessage) => boolean; watch: (res: ServerResponse, n: number) => void }): Promise<{ port: number; lists: () => number }> {
   let lists = 0;
   let watches = 0;
   const server = createServer((req, res) => {
     if (!req.url?.includes('watch=1')) {
       lists++;
-      if (o.list && !o.list(res)) return;
+      if (o.list && !o.list(res, req)) return;
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ metadata: { resourceVersion: '1' }, items: [] }));
       return;
@@ -213,19 +215,21 @@ async function apiDouble(t: Test, o: { list?: (res: ServerResponse) => boolean; 
 }
 
 /** A Reflector on the double; what it delivers, in order ("add a", "batch"). */
-async function reflect(t: Test, port: number, silentWatchMs = 60_000): Promise<{ calls: string[]; reflector: Reflector }> {
+async function reflect(t: Test, port: number, silentWatchMs = 60_000, protobuf?: ProtoSchema): Promise<{ calls: string[]; listed: string[]; reflector: Reflector }> {
   const client = await connectKube({ masterUrl: `http://127.0.0.1:${port}`, env: {} });
   const calls: string[] = [];
+  const listed: string[] = [];
   const reflector = new Reflector({
     kind: 'Service',
     paths: ['/api/v1/services'],
+    protobuf,
     client,
     log: createLogger('test-reflector'),
     pageSize: 500,
     silentWatchMs,
     backoff: { initialMs: 50, maxMs: 50 },
     onChange: (change, o, watched) => {
-      if (watched) calls.push(`${change} ${o.metadata.name}`);
+      (watched ? calls : listed).push(`${change} ${o.metadata.name}`);
     },
     onBatch: () => {
       if (calls.length > 0 && calls.at(-1) !== 'batch') calls.push('batch');
@@ -234,7 +238,7 @@ async function reflect(t: Test, port: number, silentWatchMs = 60_000): Promise<{
   });
   t.teardown(() => reflector.stop());
   reflector.start();
-  return { calls, reflector };
+  return { calls, listed, reflector };
 }
 
 const line = (type: string, name: string, rv: string): string => JSON.stringify({ type, object: { metadata: { name, namespace: 'default', resourceVersion: rv } } }) + '\n';
@@ -257,4 +261,26 @@ t.test('a list that never answers is given up after the silence limit and tried 
   const { calls } = await reflect(t, api.port, 400);
   await eventually(() => calls.includes('batch'), 'listed on the second try, then watching', 5000);
   t.equal(api.lists(), 2, 'the hung list was abandoned, not waited on forever');
+});
+
+t.test('a kind with protobuf fields lists in protobuf; a protobuf list it cannot read turns it to JSON, and nothing is lost', async (t) => {
+  const accepts: string[] = [];
+  const api = await apiDouble(t, {
+    list: (res, req) => {
+      accepts.push(req.headers.accept ?? '');
+      if (!req.headers.accept?.startsWith(PROTOBUF_CONTENT_TYPE)) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ metadata: { resourceVersion: '1' }, items: [{ metadata: { name: 'a', namespace: 'default', resourceVersion: '1' } }] }));
+        return false;
+      }
+      // What no API server sends: the envelope, then a field that runs past the body.
+      res.writeHead(200, { 'content-type': PROTOBUF_CONTENT_TYPE });
+      res.end(Buffer.from([0x6b, 0x38, 0x73, 0x00, 0x12, 0x7f, 0x0a]));
+      return false;
+    },
+    watch: () => {},
+  });
+  const { listed } = await reflect(t, api.port, 60_000, { 1: ['metadata', 'message', OBJECT_META] });
+  await eventually(() => listed.includes('add a'), 'the list read in JSON after the protobuf one failed', 5000);
+  t.same(accepts, [`${PROTOBUF_CONTENT_TYPE}, application/json`, 'application/json']);
 });
