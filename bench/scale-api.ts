@@ -8,7 +8,8 @@
 //    EndpointSlices of at most 100 endpoints, as the EndpointSlice controller cuts them.
 // Four servers, each with its pod watch on and off: kube-dns --autopath / --autopath=false, CoreDNS
 // `kubernetes { pods verified }` + `autopath @kubernetes` / `kubernetes` alone. Measured:
-//  1. start: spawn → ready, and → the first correct answer for the last Service created;
+//  1. start: spawn → ready, and → the first correct answer for the last Service created; the medians of
+//     BENCH_SCALE_STARTS (3) starts of each server alone, alternated;
 //  2. RSS steady (after 15 s idle), beside CoreDNS's sizing formula for the same objects;
 //  3. RSS peak while the kube-apiserver restarts and every server lists again (sampled every 100 ms
 //     until each answers a Service created after the restart, then 10 s more);
@@ -32,7 +33,7 @@ import type { ApiDnsServer } from './api-servers.ts';
 import { dnsperf } from './dnsperf.ts';
 import { inTempDir, writeResults } from './report.ts';
 import { cpuTimeMs, rssMiB } from './servers.ts';
-import { latencySummary } from './stats.ts';
+import { latencySummary, median } from './stats.ts';
 import type { LatencySummary } from './stats.ts';
 
 const PODS = Number(process.env.BENCH_SCALE_PODS ?? 25_000);
@@ -47,6 +48,7 @@ const SLICE_MAX = 100;
 const CHANGES = Number(process.env.BENCH_SCALE_CHANGES ?? 200);
 const PROPAGATIONS = Number(process.env.BENCH_SCALE_PROPAGATIONS ?? 100);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const STARTS = Number(process.env.BENCH_SCALE_STARTS ?? 3);
 const CONCURRENCY = 32;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -121,7 +123,9 @@ function shape(): Shape {
 }
 
 interface Figures {
+  /** The median of STARTS starts; readyRange their least and most. */
   readyMs: number;
+  readyRange?: [number, number];
   firstAnswerMs: number;
   steadyMiB: number;
   relist?: { peakMiB: number; backMs: number };
@@ -260,12 +264,25 @@ try {
       starts.push(['CoreDNS pods verified + autopath', () => startCoreDnsWith(coredns, dir, 'coredns-pods', `kubernetes cluster.local {\n  kubeconfig ${admin}\n  pods verified\n}\nautopath @kubernetes`)]);
       starts.push(['CoreDNS', () => startCoreDnsWith(coredns, dir, 'coredns', `kubernetes cluster.local {\n  kubeconfig ${admin}\n}`)]);
     }
+    // STARTS rounds, each server started alone and stopped in turn (alternated, so drift in the machine
+    // falls on all alike): the medians. Then each started once more and kept running for the rest.
+    const starts_: Record<string, { ready: number[]; first: number[] }> = {};
+    for (let round = 0; round < STARTS; round++) {
+      for (const [name, start] of starts) {
+        const s = await started(start, last);
+        await s.server.daemon.stop();
+        const seen = (starts_[name] ??= { ready: [], first: [] });
+        seen.ready.push(s.figures.readyMs);
+        seen.first.push(s.figures.firstAnswerMs);
+        console.log(`  ${name}: ready ${s.figures.readyMs.toFixed(0)} ms, first answer ${s.figures.firstAnswerMs.toFixed(0)} ms`);
+      }
+    }
     for (const [name, start] of starts) {
       const s = await started(start, last);
       s.server.name = name;
       running.push(s.server);
-      figures[name] = s.figures;
-      console.log(`  ${name}: ready ${s.figures.readyMs.toFixed(0)} ms, first answer ${s.figures.firstAnswerMs.toFixed(0)} ms`);
+      const seen = starts_[name];
+      figures[name] = { ...s.figures, readyMs: median(seen.ready), firstAnswerMs: median(seen.first), readyRange: [Math.min(...seen.ready), Math.max(...seen.ready)] };
     }
     await sleep(15_000);
     for (const s of running) figures[s.name].steadyMiB = rssMiB(s.daemon.pid!);
@@ -299,13 +316,14 @@ const objects = PODS + SERVICES;
 const formula = { withoutPods: objects / 1000 + 54, withPods: objects / 250 + 56 };
 const n = (x: number | undefined, d = 0) => (x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));
 const lat = (l?: LatencySummary) => (l ? `${n(l.p50Ms, 1)} / ${n(l.p99Ms, 1)} / ${n(l.maxMs, 1)}${l.timeouts ? ` (${l.timeouts} never)` : ''}` : '-');
-const rows = Object.entries(figures).map(([name, f]) => `| ${name} | ${n(f.readyMs)} | ${n(f.firstAnswerMs)} | ${n(f.steadyMiB, 1)} | ${n(f.relist?.peakMiB, 1)} (${n((f.relist?.peakMiB ?? NaN) / f.steadyMiB, 2)}×) | ${n(f.relist?.backMs)} | ${lat(f.watch)} | ${lat(f.propagation)} | ${n(f.qps)} | ${n(f.cpuUsPerQuery, 1)} |`);
+const range = (r?: [number, number]) => (r ? ` (${n(r[0])}-${n(r[1])})` : '');
+const rows = Object.entries(figures).map(([name, f]) => `| ${name} | ${n(f.readyMs)}${range(f.readyRange)} | ${n(f.firstAnswerMs)} | ${n(f.steadyMiB, 1)} | ${n(f.relist?.peakMiB, 1)} (${n((f.relist?.peakMiB ?? NaN) / f.steadyMiB, 2)}×) | ${n(f.relist?.backMs)} | ${lat(f.watch)} | ${lat(f.propagation)} | ${n(f.qps)} | ${n(f.cpuUsPerQuery, 1)} |`);
 const when = new Date().toISOString();
 const md = `# kube-dns and CoreDNS at scale against a real kube-apiserver: ${PODS.toLocaleString('en')} pods (${when})
 
-node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model.trim()}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB; kube-apiserver v1.36.3 + etcd (test/e2e/harness) on loopback. ${PODS.toLocaleString('en')} pods with addresses on ${NODES.toLocaleString('en')} Nodes in ${NAMESPACES} namespaces; ${SERVICES.toLocaleString('en')} Services (one headless of ${HUGE.toLocaleString('en')} endpoints, ${LARGE} of ${LARGE_ENDPOINTS}, the rest 1-${cluster.spread}, every tenth headless, ${EXTERNAL_NAMES} ExternalNames), ${cluster.slices.length.toLocaleString('en')} EndpointSlices of at most ${SLICE_MAX} holding ${cluster.endpoints.toLocaleString('en')} endpoints; created through the API in ${createS.toFixed(0)} s before any server started. The servers started one at a time; all four ran together afterwards.
+node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model.trim()}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB; kube-apiserver v1.36.3 + etcd (test/e2e/harness) on loopback. ${PODS.toLocaleString('en')} pods with addresses on ${NODES.toLocaleString('en')} Nodes in ${NAMESPACES} namespaces; ${SERVICES.toLocaleString('en')} Services (one headless of ${HUGE.toLocaleString('en')} endpoints, ${LARGE} of ${LARGE_ENDPOINTS}, the rest 1-${cluster.spread}, every tenth headless, ${EXTERNAL_NAMES} ExternalNames), ${cluster.slices.length.toLocaleString('en')} EndpointSlices of at most ${SLICE_MAX} holding ${cluster.endpoints.toLocaleString('en')} endpoints; created through the API in ${createS.toFixed(0)} s before any server started. Each server was started alone ${STARTS} times, alternated with the others (each stopped before the next started); then all were started once more and ran together for the rest.
 
-Ready: spawn → readiness 200 (kube-dns /readiness, CoreDNS ready); first answer: spawn → the last Service created answers. Steady: RSS after 15 s idle. Re-list: the kube-apiserver restarted while every server ran, RSS sampled every 100 ms until each answered a Service created after the restart (ms from the restart's start), then 10 s more. Watch: ${CHANGES} Services created one after another, ms from the POST returning to the answer. Propagation: ${PROPAGATIONS} endpoints of the huge Service turned ready one after another, ms to their names answering. QPS: dnsperf -T 1 -c 1 -q 200 -l ${SECONDS} over the ClusterIP Services' names (AAAA), one server after another; CPU µs per query from /proc.
+Ready: spawn → readiness 200 (kube-dns /readiness, CoreDNS ready), the median of the ${STARTS} starts (least-most); first answer: spawn → the last Service created answers, the median. Steady: RSS after 15 s idle. Re-list: the kube-apiserver restarted while every server ran, RSS sampled every 100 ms until each answered a Service created after the restart (ms from the restart's start), then 10 s more. Watch: ${CHANGES} Services created one after another, ms from the POST returning to the answer. Propagation: ${PROPAGATIONS} endpoints of the huge Service turned ready one after another, ms to their names answering. QPS: dnsperf -T 1 -c 1 -q 200 -l ${SECONDS} over the ClusterIP Services' names (AAAA), one server after another; CPU µs per query from /proc.
 
 | server | ready ms | first answer ms | steady RSS MiB | re-list peak MiB | back after restart ms | watch p50 / p99 / max ms | propagation p50 / p99 / max ms | QPS | CPU µs/query |
 |---|---|---|---|---|---|---|---|---|---|
