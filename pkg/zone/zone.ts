@@ -50,17 +50,15 @@ export const ZONE_WIDE = '';
 /** Set while lookup() has met no service yet. */
 const NO_OWNER_YET = '\0';
 
-/** A reverse-map entry: the address belongs to service `key` (as endpoint `host`, or as the service). */
+/** A reverse-map entry: the address belongs to the service named `fqdn` (as endpoint `host`, or as the service). */
 export interface PtrRef {
-  key: string;
-  /** The service's name, `<svc>.<ns>.svc.<zone>`. */
+  /** `<svc>.<ns>.svc.<zone>`: one service's. */
   fqdn: string;
   host: string | null;
 }
 
 /** What a view publishes in the reverse map: address → its names (endpoint hosts, or null: the service itself). */
 type Ptrs = Map<string, (string | null)[]>;
-const NO_PTRS: Ptrs = new Map();
 
 export const DNS_VERSION = '1.1.0';
 /** TTL of the dns-version TXT record, as the spec's example shows. */
@@ -146,27 +144,41 @@ export class Zone {
     if (next === null) {
       this.views.delete(key);
       removeView(this.root, Zone.labelsOf(key));
-    } else {
-      this.views.set(key, next);
-      ensurePath(this.root, Zone.labelsOf(key)).view = next;
+      // Gone: every address it published (a headless view's addresses are all its hosts' addresses).
+      for (const ip of old!.addresses) this.repoint(ip, old!, null, touched);
+      return;
     }
-    const before = old === undefined ? NO_PTRS : ptrsOf(old);
-    const after = next === null ? NO_PTRS : ptrsOf(next);
-    for (const ip of before.keys()) if (!after.has(ip)) this.repoint(ip, key, null, touched);
-    for (const [ip, hosts] of after) if (!sameHosts(hosts, before.get(ip))) this.repoint(ip, key, { fqdn: next!.fqdn, hosts }, touched);
+    this.views.set(key, next);
+    ensurePath(this.root, Zone.labelsOf(key)).view = next;
+    if (old === undefined) {
+      // New (the whole first sync): nothing to compare with.
+      forEachPtr(next, (ip, host) => this.addPtr(ip, next, host, touched));
+      return;
+    }
+    const before = ptrsOf(old);
+    const after = ptrsOf(next);
+    for (const ip of before.keys()) if (!after.has(ip)) this.repoint(ip, old, null, touched);
+    for (const [ip, hosts] of after) if (!sameHosts(hosts, before.get(ip))) this.repoint(ip, next, hosts, touched);
   }
 
-  /** Replaces the reverse entries of service `key` at `ip` with `names` (null: none). */
-  private repoint(ip: string, key: string, names: { fqdn: string; hosts: (string | null)[] } | null, touched: string[]): void {
-    touched.push(ip);
-    const list = this.reverseMap.get(ip)?.filter((p) => p.key !== key) ?? [];
-    if (this.clusterIPMap.get(ip) === key) this.clusterIPMap.delete(ip);
-    if (names !== null) {
-      for (const host of names.hosts) list.push({ key, fqdn: names.fqdn, host });
-      if (names.hosts[0] === null) this.clusterIPMap.set(ip, key);
-    }
-    if (list.length > 0) this.reverseMap.set(ip, list);
+  /** Replaces the reverse entries of `service` at `ip` with `hosts` (null: none); touches `ip`. */
+  private repoint(ip: string, service: ServiceView, hosts: (string | null)[] | null, touched: string[]): void {
+    const kept = this.reverseMap.get(ip)?.filter((p) => p.fqdn !== service.fqdn);
+    if (kept !== undefined && kept.length > 0) this.reverseMap.set(ip, kept);
     else this.reverseMap.delete(ip);
+    if (this.clusterIPMap.get(ip) === service.key) this.clusterIPMap.delete(ip);
+    touched.push(ip);
+    if (hosts !== null) for (const host of hosts) this.addPtr(ip, service, host, null);
+  }
+
+  /** Adds one reverse entry of `service` at `ip` (its own address when `host` is null: a cluster IP). */
+  private addPtr(ip: string, service: ServiceView, host: string | null, touched: string[] | null): void {
+    touched?.push(ip);
+    const ref: PtrRef = { fqdn: service.fqdn, host };
+    const list = this.reverseMap.get(ip);
+    if (list) list.push(ref);
+    else this.reverseMap.set(ip, [ref]);
+    if (host === null) this.clusterIPMap.set(ip, service.key);
   }
 
   soaRecord(): ResourceRecord {
@@ -267,22 +279,23 @@ export class Zone {
   }
 }
 
-/** The reverse entries a view makes: its endpoints' addresses and names (headless), or its cluster IPs. */
+/** Each reverse entry a view makes: its endpoints' addresses and names (headless), or its cluster IPs (host null). */
+function forEachPtr(view: ServiceView, each: (ip: string, host: string | null) => void): void {
+  if (view.hosts === null) for (const ip of view.addresses) each(ip, null);
+  else for (const host of view.hosts) for (const ip of host.ips) each(ip, host.name);
+}
+
+/** A view's reverse entries by address. */
 function ptrsOf(view: ServiceView): Ptrs {
   const ptrs: Ptrs = new Map();
-  if (view.hosts === null) {
-    for (const ip of view.addresses) ptrs.set(ip, [null]);
-    return ptrs;
-  }
-  for (const host of view.hosts) {
-    for (const ip of host.ips) {
-      const names = ptrs.get(ip);
-      if (names === undefined) ptrs.set(ip, [host.name]);
-      else names.push(host.name);
-    }
-  }
+  forEachPtr(view, (ip, host) => {
+    const names = ptrs.get(ip);
+    if (names === undefined) ptrs.set(ip, [host]);
+    else names.push(host);
+  });
   return ptrs;
 }
+
 
 function sameHosts(a: (string | null)[], b: (string | null)[] | undefined): boolean {
   return b !== undefined && a.length === b.length && a.every((h, i) => h === b[i]);
