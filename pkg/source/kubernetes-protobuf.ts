@@ -23,7 +23,7 @@ export interface ProtoList {
 export class ProtobufError extends Error {
   readonly code = 'KDT_ERR_PROTOBUF';
   constructor(message: string) {
-    super(`protobuf list: ${message}`);
+    super(`protobuf body: ${message}`);
     this.name = 'ProtobufError';
   }
 }
