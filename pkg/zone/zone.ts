@@ -57,8 +57,10 @@ export interface PtrRef {
   host: string | null;
 }
 
-/** What a view publishes in the reverse map: address → its names (endpoint hosts, or null: the service itself). */
-type Ptrs = Map<string, (string | null)[]>;
+/** The names at one address: an endpoint host, null (the service itself), or several. */
+type Names = string | null | (string | null)[];
+/** What a view publishes in the reverse map: address → its names. */
+type Ptrs = Map<string, Names>;
 
 export const DNS_VERSION = '1.1.0';
 /** TTL of the dns-version TXT record, as the spec's example shows. */
@@ -145,7 +147,7 @@ export class Zone {
       this.views.delete(key);
       removeView(this.root, Zone.labelsOf(key));
       // Gone: every address it published (a headless view's addresses are all its hosts' addresses).
-      for (const ip of old!.addresses) this.repoint(ip, old!, null, touched);
+      for (const ip of old!.addresses) this.repoint(ip, old!, undefined, touched);
       return;
     }
     this.views.set(key, next);
@@ -157,18 +159,20 @@ export class Zone {
     }
     const before = ptrsOf(old);
     const after = ptrsOf(next);
-    for (const ip of before.keys()) if (!after.has(ip)) this.repoint(ip, old, null, touched);
+    for (const ip of before.keys()) if (!after.has(ip)) this.repoint(ip, old, undefined, touched);
     for (const [ip, hosts] of after) if (!sameHosts(hosts, before.get(ip))) this.repoint(ip, next, hosts, touched);
   }
 
-  /** Replaces the reverse entries of `service` at `ip` with `hosts` (null: none); touches `ip`. */
-  private repoint(ip: string, service: ServiceView, hosts: (string | null)[] | null, touched: string[]): void {
+  /** Replaces the reverse entries of `service` at `ip` with `hosts` (undefined: none); touches `ip`. */
+  private repoint(ip: string, service: ServiceView, hosts: Names | undefined, touched: string[]): void {
     const kept = this.reverseMap.get(ip)?.filter((p) => p.fqdn !== service.fqdn);
     if (kept !== undefined && kept.length > 0) this.reverseMap.set(ip, kept);
     else this.reverseMap.delete(ip);
     if (this.clusterIPMap.get(ip) === service.key) this.clusterIPMap.delete(ip);
     touched.push(ip);
-    if (hosts !== null) for (const host of hosts) this.addPtr(ip, service, host, null);
+    if (hosts === undefined) return;
+    if (Array.isArray(hosts)) for (const host of hosts) this.addPtr(ip, service, host, null);
+    else this.addPtr(ip, service, hosts, null);
   }
 
   /** Adds one reverse entry of `service` at `ip` (its own address when `host` is null: a cluster IP). */
@@ -285,20 +289,22 @@ function forEachPtr(view: ServiceView, each: (ip: string, host: string | null) =
   else for (const host of view.hosts) for (const ip of host.ips) each(ip, host.name);
 }
 
-/** A view's reverse entries by address. */
+/** A view's reverse entries by address: one name (most addresses have one) or a list. */
 function ptrsOf(view: ServiceView): Ptrs {
   const ptrs: Ptrs = new Map();
   forEachPtr(view, (ip, host) => {
     const names = ptrs.get(ip);
-    if (names === undefined) ptrs.set(ip, [host]);
-    else names.push(host);
+    if (names === undefined) ptrs.set(ip, host);
+    else if (Array.isArray(names)) names.push(host);
+    else ptrs.set(ip, [names, host]);
   });
   return ptrs;
 }
 
 
-function sameHosts(a: (string | null)[], b: (string | null)[] | undefined): boolean {
-  return b !== undefined && a.length === b.length && a.every((h, i) => h === b[i]);
+function sameHosts(a: Names, b: Names | undefined): boolean {
+  if (!Array.isArray(a) || !Array.isArray(b)) return a === b;
+  return a.length === b.length && a.every((h, i) => h === b[i]);
 }
 
 /** The answer draws on service `key`: its owner while it is the only one. */

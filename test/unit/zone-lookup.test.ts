@@ -169,6 +169,14 @@ t.test('a change touches only the addresses whose names changed: one endpoint of
   t.same(z.updateServices([['default/big', big, [set(renamed)]]]).sort(), [ZONE_WIDE, '10.1.0.7', 'default/big'].sort(), 'a renamed endpoint: its address');
   t.same(z.reverse('10.1.0.7').sort(), ['o.other.default.svc.cluster.local', 'seven.big.default.svc.cluster.local'], 'the other Service keeps its PTR');
   t.same(z.reverse('10.1.0.8'), ['h-8.big.default.svc.cluster.local'], 'an untouched address keeps its PTR');
+  // One address under two names of the Service (two endpoints sharing it): both PTRs, one changed alone.
+  const twice = [...renamed, { addresses: ['10.1.0.8'], hostname: 'eight', ready: true }];
+  t.same(z.updateServices([['default/big', big, [set(twice)]]]).sort(), [ZONE_WIDE, '10.1.0.8', 'default/big'].sort());
+  t.same(z.reverse('10.1.0.8').sort(), ['eight.big.default.svc.cluster.local', 'h-8.big.default.svc.cluster.local']);
+  t.same(z.updateServices([['default/big', big, [set(twice.map((e) => (e.hostname === 'eight' ? { ...e, hostname: 'ocho' } : e)))]]]).sort(), [ZONE_WIDE, '10.1.0.8', 'default/big'].sort());
+  t.same(z.reverse('10.1.0.8').sort(), ['h-8.big.default.svc.cluster.local', 'ocho.big.default.svc.cluster.local']);
+  t.same(z.updateServices([['default/big', big, [set(renamed)]]]).sort(), [ZONE_WIDE, '10.1.0.8', 'default/big'].sort(), 'back to one name');
+  t.same(z.reverse('10.1.0.8'), ['h-8.big.default.svc.cluster.local']);
   t.equal(z.updateServices([['default/big', null, []]]).length, 2 + 300, 'deleted: every address it published');
   t.same(z.reverse('10.1.0.7'), ['o.other.default.svc.cluster.local']);
   t.equal(z.counts().ptrs, 1);
