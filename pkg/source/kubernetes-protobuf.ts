@@ -140,16 +140,16 @@ class Reader {
         out[name] = this.varint(end) !== 0;
         return;
       case 'strings':
-        ((out[name] as string[] | undefined) ?? (out[name] = [] as string[]) as string[]).push(this.string(end));
+        repeated(out, name).push(this.string(end));
         return;
       case 'map':
-        this.entry((out[name] as Record<string, string> | undefined) ?? (out[name] = {} as Record<string, string>) as Record<string, string>, end);
+        this.entry((out[name] ??= {}) as Record<string, string>, end);
         return;
       case 'message':
         out[name] = this.message(field[2], this.length(end));
         return;
       case 'messages':
-        ((out[name] as unknown[] | undefined) ?? (out[name] = [] as unknown[]) as unknown[]).push(this.message(field[2], this.length(end)));
+        repeated(out, name).push(this.message(field[2], this.length(end)));
         return;
     }
   }
@@ -169,6 +169,11 @@ class Reader {
     if (key === '__proto__') Object.defineProperty(map, key, { value, enumerable: true, writable: true, configurable: true });
     else map[key] = value;
   }
+}
+
+/** The list a repeated field's entries gather in (a repeated field comes as one entry per field). */
+function repeated(out: Record<string, unknown>, name: string): unknown[] {
+  return (out[name] ??= []) as unknown[];
 }
 
 /** The message inside a protobuf body's envelope ("k8s\0", a runtime.Unknown whose raw holds it), by `schema`. */

@@ -301,7 +301,7 @@ function ptrsOf(view: ServiceView): Ptrs {
   return ptrs;
 }
 
-
+/** The same names at an address, before and after (undefined: it had none). */
 function sameHosts(a: Names, b: Names | undefined): boolean {
   if (!Array.isArray(a) || !Array.isArray(b)) return a === b;
   return a.length === b.length && a.every((h, i) => h === b[i]);
