@@ -266,12 +266,12 @@ try {
     }
     // STARTS rounds, each server started alone and stopped in turn (alternated, so drift in the machine
     // falls on all alike): the medians. Then each started once more and kept running for the rest.
-    const starts_: Record<string, { ready: number[]; first: number[] }> = {};
+    const timesOf: Record<string, { ready: number[]; first: number[] }> = {};
     for (let round = 0; round < STARTS; round++) {
       for (const [name, start] of starts) {
         const s = await started(start, last);
         await s.server.daemon.stop();
-        const seen = (starts_[name] ??= { ready: [], first: [] });
+        const seen = (timesOf[name] ??= { ready: [], first: [] });
         seen.ready.push(s.figures.readyMs);
         seen.first.push(s.figures.firstAnswerMs);
         console.log(`  ${name}: ready ${s.figures.readyMs.toFixed(0)} ms, first answer ${s.figures.firstAnswerMs.toFixed(0)} ms`);
@@ -281,7 +281,7 @@ try {
       const s = await started(start, last);
       s.server.name = name;
       running.push(s.server);
-      const seen = starts_[name];
+      const seen = timesOf[name];
       figures[name] = { ...s.figures, readyMs: median(seen.ready), firstAnswerMs: median(seen.first), readyRange: [Math.min(...seen.ready), Math.max(...seen.ready)] };
     }
     await sleep(15_000);
