@@ -1,6 +1,9 @@
 // Exponential backoff with jitter for reconnecting to the API server: 0.5 s, 1 s, 2 s ... capped at
-// 30 s, each delay stretched by up to 20% at random so many kube-dns replicas do not reconnect in step
-// after an API server restart.
+// 5 s, each delay stretched by up to 20% at random so many kube-dns replicas do not reconnect in step
+// after an API server restart. The cap bounds how long kube-dns serves a stale state after the API server
+// is reachable again (at 30 s, a partition of a few minutes healed and kube-dns tried again up to 36 s
+// later, where CoreDNS's client retries a reset request every second); a try is one TLS handshake, and
+// the API server's priority and fairness answers 429 when that is too much.
 
 export interface BackoffOptions {
   initialMs?: number;
@@ -20,7 +23,7 @@ export class Backoff {
 
   constructor(opts: BackoffOptions = {}) {
     this.initialMs = opts.initialMs ?? 500;
-    this.maxMs = opts.maxMs ?? 30_000;
+    this.maxMs = opts.maxMs ?? 5_000;
     this.jitter = opts.jitter ?? 0.2;
     this.random = opts.random ?? Math.random;
   }

@@ -4,7 +4,7 @@
 //   the server ends the watch (its timeoutSeconds)            → watch again from the last resourceVersion
 //   no byte for silentWatchMs                                 → tear the watch down, watch again
 //   a list page with no byte for min(silentWatchMs, 60 s)     → give it up, back off, list again
-//   any error (connection refused, 401, 403, 5xx, bad JSON)   → back off (0.5 s → 30 s, jittered), retry
+//   any error (connection refused, 401, 403, 5xx, bad JSON)   → back off (0.5 s → 5 s, jittered), retry
 // Lists are asked in protobuf for a kind that names its fields (WatchedKind.protobuf), in JSON otherwise
 // or when the server answers JSON (a CRD); a protobuf list it cannot read turns this kind to JSON.
 // Errors are logged once per change of state (kind and HTTP status), and once more on recovery.
@@ -191,8 +191,11 @@ export class Reflector {
 
   private report(e: unknown): void {
     const status = e instanceof HttpStatusError ? e.status : undefined;
-    const error = (e as NodeJS.ErrnoException).code && !(e instanceof HttpStatusError) ? `${(e as NodeJS.ErrnoException).code}: ${(e as Error).message}` : (e as Error).message;
-    const state = `${status ?? ''} ${error}`;
+    const code = e instanceof HttpStatusError ? undefined : (e as NodeJS.ErrnoException).code;
+    const error = code ? `${code}: ${(e as Error).message}` : (e as Error).message;
+    // The state is the status or the error code where there is one: a reset connection reads "aborted",
+    // "read ECONNRESET" or a TLS message by the phase it broke in, and is one state all the same.
+    const state = status !== undefined ? `HTTP ${status}` : (code ?? error);
     if (state === this.problem) return;
     this.problem = state;
     // An optional kind (Nodes, Pods) holds nothing else back: say so, not "not synced yet".

@@ -2,13 +2,11 @@
 // token bound only by manifests/rbac.yaml, reading Services, EndpointSlices and its ConfigMap through
 // the API; answers checked with dig. Then the failures a cluster throws at it: an API server restart,
 // a watch gone silent behind a half-open connection, a 410 relist, objects DNS cannot use.
-// kube-dns reaches the API server through a TCP proxy of this file (on loopback), which can freeze the
-// connections it carries (a NAT dropping a flow without a reset) and refuse new ones.
+// kube-dns reaches the API server through a TCP proxy (harness/api-proxy.ts, on loopback), which can
+// freeze the connections it carries (a NAT dropping a flow without a reset), cut them, and refuse new ones.
 
 import t from 'tap';
-import { createConnection, createServer } from 'node:net';
-import type { Server, Socket } from 'node:net';
-import type { Test } from 'tap';
+import { ApiProxy } from './harness/api-proxy.ts';
 import { binariesAvailable, startCluster } from './harness/cluster.ts';
 import type { TestCluster } from './harness/cluster.ts';
 import { e2eCanRun } from './harness/gate.ts';
@@ -19,57 +17,6 @@ import { startKubeDns } from '../helpers/kubedns.ts';
 import type { KubeDns } from '../helpers/kubedns.ts';
 
 const WAIT = 20_000;
-
-/** A loopback TCP proxy to the API server: freeze() stalls every connection open now, block() refuses new ones. */
-interface Proxy {
-  port: number;
-  freeze(): number;
-  block(on: boolean): void;
-}
-
-async function startProxy(t: Test, target: number): Promise<Proxy> {
-  const live = new Set<{ client: Socket; upstream: Socket; frozen: boolean }>();
-  let blocked = false;
-  const server: Server = createServer((client) => {
-    if (blocked) return client.destroy();
-    const upstream = createConnection({ host: '127.0.0.1', port: target });
-    const pair = { client, upstream, frozen: false };
-    live.add(pair);
-    // A frozen pair forwards nothing and propagates no close: the peer sees a silent, open connection.
-    client.on('data', (d) => pair.frozen || upstream.write(d));
-    upstream.on('data', (d) => pair.frozen || client.write(d));
-    const close = (): void => {
-      if (pair.frozen) return;
-      live.delete(pair);
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('close', close).on('error', close);
-    upstream.on('close', close).on('error', close);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => {
-    for (const p of live) {
-      p.client.destroy();
-      p.upstream.destroy();
-    }
-    return new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  return {
-    port: (server.address() as { port: number }).port,
-    freeze() {
-      let n = 0;
-      for (const p of live) if (!p.frozen) {
-        p.frozen = true;
-        n++;
-      }
-      return n;
-    },
-    block(on) {
-      blocked = on;
-    },
-  };
-}
 
 async function metrics(kd: KubeDns): Promise<string> {
   const res = await fetch(`http://127.0.0.1:${kd.httpPort}/metrics`);
@@ -115,7 +62,8 @@ t.test('kube-dns on a real API server', async (t) => {
   t.comment(`binaries: ${JSON.stringify(binariesAvailable())}`);
   const cluster: TestCluster = await startCluster(t);
   const apiPort = Number(new URL(cluster.url).port);
-  const proxy = await startProxy(t, apiPort);
+  const proxy = await ApiProxy.start(apiPort);
+  t.teardown(() => proxy.close());
   const upA = await startDnsmasq(t, ['192.0.2.1 www.example.com']);
   const upB = await startDnsmasq(t, ['192.0.2.2 www.example.com']);
   const decoy = await startDnsmasq(t, ['192.0.2.66 www.example.com']);
@@ -279,6 +227,27 @@ t.test('kube-dns on a real API server', async (t) => {
     t.equal((await fetch(`http://127.0.0.1:${kd.httpPort}/readiness`)).status, 200);
     t.match(kd.program.output(), /cannot list\/watch Service, serving the last known state; retrying with backoff/);
     t.match(kd.program.output(), /API connection recovered kind=Service/);
+  });
+
+  t.test('an API server out of reach for 30 s: tried again every few seconds throughout, caught up once back', async (t) => {
+    // A partition (every connection reset, new ones refused): a backoff grown to tens of seconds would
+    // keep kube-dns on a stale state that long after the API server is reachable again.
+    const logFrom = kd.program.output().length;
+    proxy.block(true);
+    proxy.cut();
+    const from = performance.now();
+    await cluster.apply([svc('app', 'while-away', { ports: [{ port: 80 }] })]);
+    const away = await ok(cluster.request('GET', '/api/v1/namespaces/app/services/while-away'), 'get while-away');
+    await new Promise((r) => setTimeout(r, 30_000));
+    const until = performance.now();
+    proxy.block(false);
+    const tries = [from, ...proxy.refusedAt.filter((at) => at > from), until];
+    const longest = Math.max(...tries.slice(1).map((at, i) => at - tries[i]));
+    t.ok(longest < 9_000, `the longest time without a try: ${(longest / 1000).toFixed(1)} s (${tries.length - 2} tries in 30 s)`);
+    await served(kd, 'while-away.app.svc.cluster.local', 'A', [away.spec.clusterIP], 'created while out of reach');
+    const log = kd.program.output().slice(logFrom);
+    t.equal(log.match(/cannot list\/watch Service/g)?.length, 1, 'one line for the outage, not one per try');
+    t.equal(log.match(/API connection recovered kind=Service/g)?.length, 1, 'and one when it is over');
   });
 
   t.test('credentials the API server refuses: logged once per kind with the status, not ready, still running', async (t) => {
