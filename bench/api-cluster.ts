@@ -21,6 +21,8 @@ export interface BenchCluster {
   createAll(objs: KubeObject[], concurrency?: number, progress?: (done: number) => void, then?: (obj: KubeObject) => Promise<void>): Promise<void>;
   /** PATCH (merge) an object's status subresource, as the kubelet reports a pod's address. */
   patchStatus(obj: KubeObject, status: object): Promise<void>;
+  /** PATCH (merge) an object's annotations: a write every watcher of its kind is sent, that no DNS answer reads. */
+  annotate(obj: KubeObject, annotations: Record<string, string>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -35,22 +37,30 @@ export class BenchApiError extends Error {
   code = 'BENCH_ERR_API';
 }
 
+/** Where each kind's objects live: its API prefix and resource, and whether it is namespaced. */
+const RESOURCES: Record<string, { prefix: string; plural: string; namespaced: boolean }> = {
+  Namespace: { prefix: '/api/v1', plural: 'namespaces', namespaced: false },
+  Node: { prefix: '/api/v1', plural: 'nodes', namespaced: false },
+  Service: { prefix: '/api/v1', plural: 'services', namespaced: true },
+  Pod: { prefix: '/api/v1', plural: 'pods', namespaced: true },
+  EndpointSlice: { prefix: '/apis/discovery.k8s.io/v1', plural: 'endpointslices', namespaced: true },
+};
+
+function resourceOf(kind: string): { prefix: string; plural: string; namespaced: boolean } {
+  const r = RESOURCES[kind];
+  if (r === undefined) throw new BenchApiError(`no collection path for kind ${kind}`);
+  return r;
+}
+
 function collectionPath(o: KubeObject): string {
-  const ns = o.metadata.namespace;
-  switch (o.kind) {
-    case 'Namespace':
-      return '/api/v1/namespaces';
-    case 'Node':
-      return '/api/v1/nodes';
-    case 'Service':
-      return `/api/v1/namespaces/${ns}/services`;
-    case 'Pod':
-      return `/api/v1/namespaces/${ns}/pods`;
-    case 'EndpointSlice':
-      return `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`;
-    default:
-      throw new BenchApiError(`no collection path for kind ${o.kind}`);
-  }
+  const r = resourceOf(o.kind);
+  return r.namespaced ? `${r.prefix}/namespaces/${o.metadata.namespace}/${r.plural}` : `${r.prefix}/${r.plural}`;
+}
+
+/** Every object of a kind, in all namespaces: where its lists and watches go. */
+export function listPath(kind: string): string {
+  const r = resourceOf(kind);
+  return `${r.prefix}/${r.plural}`;
 }
 
 export async function startBenchCluster(): Promise<BenchCluster> {
@@ -65,9 +75,9 @@ export async function startBenchCluster(): Promise<BenchCluster> {
   const agent = new Agent({ keepAlive: true, maxSockets: 16, ca: readFileSync(cluster.caFile, 'utf8') });
   asTest.teardown(() => agent.destroy());
 
-  const send = (method: 'POST' | 'PUT' | 'PATCH', obj: KubeObject, patch?: object): Promise<void> => {
+  const send = (method: 'POST' | 'PUT' | 'PATCH', obj: KubeObject, patch?: object, subresource = ''): Promise<void> => {
     const body = Buffer.from(JSON.stringify(patch ?? obj));
-    const path = method === 'POST' ? collectionPath(obj) : `${collectionPath(obj)}/${obj.metadata.name}${method === 'PATCH' ? '/status' : ''}`;
+    const path = method === 'POST' ? collectionPath(obj) : `${collectionPath(obj)}/${obj.metadata.name}${subresource}`;
     const ok = method === 'POST' ? 201 : 200;
     return new Promise((resolve, reject) => {
       const req = httpsRequest(new URL(path, cluster.url), {
@@ -90,7 +100,8 @@ export async function startBenchCluster(): Promise<BenchCluster> {
   const create = (obj: KubeObject): Promise<void> => send('POST', obj);
   const replace = (obj: KubeObject): Promise<void> => send('PUT', obj);
 
-  const patchStatus = (obj: KubeObject, status: object): Promise<void> => send('PATCH', obj, { status });
+  const patchStatus = (obj: KubeObject, status: object): Promise<void> => send('PATCH', obj, { status }, '/status');
+  const annotate = (obj: KubeObject, annotations: Record<string, string>): Promise<void> => send('PATCH', obj, { metadata: { annotations } });
   const createAll = async (objs: KubeObject[], concurrency = 8, progress?: (done: number) => void, then?: (obj: KubeObject) => Promise<void>): Promise<void> => {
     let next = 0;
     let done = 0;
@@ -105,5 +116,5 @@ export async function startBenchCluster(): Promise<BenchCluster> {
     await Promise.all(Array.from({ length: concurrency }, worker));
   };
 
-  return { cluster, create, replace, createAll, patchStatus, close };
+  return { cluster, create, replace, createAll, patchStatus, annotate, close };
 }

@@ -12,7 +12,9 @@
 //     BENCH_SCALE_STARTS (3) starts of each server alone, alternated;
 //  2. RSS steady (after 15 s idle), beside CoreDNS's sizing formula for the same objects;
 //  3. RSS peak while the kube-apiserver restarts and every server lists again (sampled every 100 ms
-//     until each answers a Service created after the restart, then 10 s more);
+//     until each answers a Service created after the restart, then 10 s more); and while the API server
+//     stays up but the servers are cut off from it (test/e2e/harness/api-proxy.ts) until their watches expire by a
+//     too-old resourceVersion (bench/watch-expiry.ts), then let back;
 //  4. watch-to-answer: BENCH_SCALE_CHANGES (200) Services created one after another, each server asked
 //     until the name answers; propagation: BENCH_SCALE_PROPAGATIONS (100) endpoints of the huge
 //     Service turned ready one after another, until the endpoint's name answers (clusterloader2's
@@ -35,6 +37,9 @@ import { inTempDir, writeResults } from './report.ts';
 import { cpuTimeMs, rssMiB } from './servers.ts';
 import { latencySummary, median } from './stats.ts';
 import type { LatencySummary } from './stats.ts';
+import { expireWatches } from './watch-expiry.ts';
+import { ApiProxy } from '../test/e2e/harness/api-proxy.ts';
+import { writeKubeconfig } from '../test/e2e/harness/kubeconfig.ts';
 
 const PODS = Number(process.env.BENCH_SCALE_PODS ?? 25_000);
 const NODES = 5_000;
@@ -122,13 +127,23 @@ function shape(): Shape {
   return { nodes, pods, services, slices, huge, endpoints, spread, queries: `${queries.join('\n')}\n` };
 }
 
+interface Relist {
+  peakMiB: number;
+  backMs: number;
+  /** kube-dns only: lists after the first, and watches answered 410, during the phase. */
+  relists?: number;
+  expired?: number;
+}
+
 interface Figures {
   /** The median of STARTS starts; readyRange their least and most. */
   readyMs: number;
   readyRange?: [number, number];
   firstAnswerMs: number;
   steadyMiB: number;
-  relist?: { peakMiB: number; backMs: number };
+  relist?: Relist;
+  /** The watches expired by a too-old resourceVersion while the API server stayed up. */
+  expiry?: Relist;
   watch?: LatencySummary;
   propagation?: LatencySummary;
   qps?: number;
@@ -170,8 +185,8 @@ async function changes(servers: ApiDnsServer[], n: number, type: 'A' | 'AAAA', m
   return times;
 }
 
-/** RSS of every server every 100 ms while the API server restarts, until each answers `probeName`, then 10 s more. */
-async function relist(api: BenchCluster, servers: ApiDnsServer[]): Promise<{ peakMiB: number; backMs: number }[]> {
+/** RSS of every server sampled every 100 ms while `phase` runs and 10 s after: the peaks, and what `phase` gave. */
+async function peaksWhile<T>(servers: ApiDnsServer[], phase: () => Promise<T>): Promise<{ peaks: number[]; result: T }> {
   const peaks = servers.map((s) => rssMiB(s.daemon.pid!));
   let sampling = true;
   const sampler = (async () => {
@@ -180,23 +195,67 @@ async function relist(api: BenchCluster, servers: ApiDnsServer[]): Promise<{ pea
       await sleep(100);
     }
   })();
-  const t0 = performance.now();
-  await api.cluster.restartApiServer();
-  // The client's kept-alive connections died with the old API server: its first requests may fail.
-  for (let tries = 0; ; tries++) {
-    try {
-      await api.create(service('after-restart', HUGE_NS));
-      break;
-    } catch (err) {
-      if (tries === 20) throw err;
-      await sleep(500);
-    }
+  try {
+    const result = await phase();
+    await sleep(10_000);
+    return { peaks, result };
+  } finally {
+    sampling = false;
+    await sampler;
   }
-  const back = await Promise.all(servers.map((s) => answeredAfter(s.port, `after-restart.${HUGE_NS}.svc.cluster.local`, 'AAAA', t0, 300_000)));
-  await sleep(10_000);
-  sampling = false;
-  await sampler;
+}
+
+/** Each server's ms from `since` until the Service `name` of HUGE_NS answers. */
+const backAfter = (servers: ApiDnsServer[], name: string, since: number): Promise<number[]> =>
+  Promise.all(servers.map((s) => answeredAfter(s.port, `${name}.${HUGE_NS}.svc.cluster.local`, 'AAAA', since, 300_000)));
+
+/** The API server restarted while every server runs: RSS peaks, and ms until each answers a Service created after. */
+async function relist(api: BenchCluster, servers: ApiDnsServer[]): Promise<Relist[]> {
+  const { peaks, result: back } = await peaksWhile(servers, async () => {
+    const t0 = performance.now();
+    await api.cluster.restartApiServer();
+    // The client's kept-alive connections died with the old API server: its first requests may fail.
+    for (let tries = 0; ; tries++) {
+      try {
+        await api.create(service('after-restart', HUGE_NS));
+        break;
+      } catch (err) {
+        if (tries === 20) throw err;
+        await sleep(500);
+      }
+    }
+    return backAfter(servers, 'after-restart', t0);
+  });
   return servers.map((_, k) => ({ peakMiB: peaks[k], backMs: back[k] }));
+}
+
+/**
+ * Every server cut off from the API server (`proxy`: connections reset, new ones refused) until the watches of each kind of `written` have
+ * expired, then let back: RSS peaks, ms from the restore until each answers a Service created during
+ * the cut, and kube-dns's relists and 410s by its metrics.
+ */
+async function expiry(api: BenchCluster, proxy: ApiProxy, servers: ApiDnsServer[], written: KubeObject[]): Promise<{ figures: Relist[]; cutMs: number; writes: number }> {
+  const before = await Promise.all(servers.map(sourceRestarts));
+  const { peaks, result } = await peaksWhile(servers, async () => {
+    proxy.block(true);
+    proxy.cut();
+    await api.create(service('after-expiry', HUGE_NS));
+    const cut = await expireWatches(api, written, 300_000);
+    const t0 = performance.now();
+    proxy.block(false);
+    return { ...cut, back: await backAfter(servers, 'after-expiry', t0) };
+  });
+  const after = await Promise.all(servers.map(sourceRestarts));
+  const figures = servers.map((_, k) => ({ peakMiB: peaks[k], backMs: result.back[k], relists: after[k] && after[k].relists - before[k]!.relists, expired: after[k] && after[k].expired - before[k]!.expired }));
+  return { figures, cutMs: result.ms, writes: result.writes };
+}
+
+/** kube-dns's lists after the first and watches answered 410, all kinds together (undefined for CoreDNS). */
+async function sourceRestarts(s: ApiDnsServer): Promise<{ relists: number; expired: number } | undefined> {
+  if (s.httpPort === undefined) return undefined;
+  const text = await (await fetch(`http://127.0.0.1:${s.httpPort}/metrics`)).text();
+  const sum = (re: RegExp) => text.split('\n').filter((l) => re.test(l)).reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+  return { relists: sum(/^kubedns_source_relists_total\{/), expired: sum(/^kubedns_source_watch_restarts_total\{.*reason="expired"/) };
 }
 
 function service(name: string, namespace: string): KubeObject {
@@ -228,6 +287,8 @@ const api = await startBenchCluster();
 const running: ApiDnsServer[] = [];
 const figures: Record<string, Figures> = {};
 let createS = 0;
+let proxy: ApiProxy | undefined;
+let expiryCut: { ms: number; writes: number } | undefined;
 try {
   await inTempDir('kdt-bench-scale-', async (dir) => {
     const t0 = performance.now();
@@ -246,30 +307,34 @@ try {
     writeFileSync(queries, cluster.queries);
     const last = `last.${HUGE_NS}.svc.cluster.local`;
 
-    // One at a time, so no start competes with another's list.
-    const kubeconfig = api.cluster.kubeconfig(api.cluster.kubeDnsToken);
-    const admin = api.cluster.kubeconfig(api.cluster.adminToken);
-    const starts: [string, () => Promise<ApiDnsServer>][] = [
-      ['kube-dns --autopath', () => startKubeDnsApi(dir, kubeconfig, { name: 'kube-dns --autopath', args: ['--autopath'] })],
-      ['kube-dns', () => startKubeDnsApi(dir, kubeconfig, { name: 'kube-dns', args: ['--autopath=false'] })],
+    // One at a time, so no start competes with another's list. `via` is the API server's address (direct,
+    // or the proxy the servers kept running reach it through, so that they alone can be cut off).
+    type Start = (via: string) => Promise<ApiDnsServer>;
+    const kubeconfigs = (via: string) => ({
+      dns: writeKubeconfig(join(dir, `kubeconfig-dns-${via.replace(/\W+/g, '-')}`), via, api.cluster.caFile, api.cluster.kubeDnsToken, 'bench'),
+      admin: writeKubeconfig(join(dir, `kubeconfig-admin-${via.replace(/\W+/g, '-')}`), via, api.cluster.caFile, api.cluster.adminToken, 'bench'),
+    });
+    const starts: [string, Start][] = [
+      ['kube-dns --autopath', (via) => startKubeDnsApi(dir, kubeconfigs(via).dns, { name: 'kube-dns --autopath', args: ['--autopath'] })],
+      ['kube-dns', (via) => startKubeDnsApi(dir, kubeconfigs(via).dns, { name: 'kube-dns', args: ['--autopath=false'] })],
     ];
     // BENCH_SCALE_FLAGS: kube-dns also with these Node flags instead of its bin's (e.g. without --optimize-for-size).
     const flags = process.env.BENCH_SCALE_FLAGS?.split(' ').filter(Boolean);
     if (flags) {
       const tag = `node ${flags.join(' ') || '(no flags)'}`;
-      starts.push([`kube-dns --autopath, ${tag}`, () => startKubeDnsApi(dir, kubeconfig, { name: 'kube-dns-autopath-flags', args: ['--autopath'], nodeFlags: flags })]);
-      starts.push([`kube-dns, ${tag}`, () => startKubeDnsApi(dir, kubeconfig, { name: 'kube-dns-flags', args: ['--autopath=false'], nodeFlags: flags })]);
+      starts.push([`kube-dns --autopath, ${tag}`, (via) => startKubeDnsApi(dir, kubeconfigs(via).dns, { name: 'kube-dns-autopath-flags', args: ['--autopath'], nodeFlags: flags })]);
+      starts.push([`kube-dns, ${tag}`, (via) => startKubeDnsApi(dir, kubeconfigs(via).dns, { name: 'kube-dns-flags', args: ['--autopath=false'], nodeFlags: flags })]);
     }
     if (coredns) {
-      starts.push(['CoreDNS pods verified + autopath', () => startCoreDnsWith(coredns, dir, 'coredns-pods', `kubernetes cluster.local {\n  kubeconfig ${admin}\n  pods verified\n}\nautopath @kubernetes`)]);
-      starts.push(['CoreDNS', () => startCoreDnsWith(coredns, dir, 'coredns', `kubernetes cluster.local {\n  kubeconfig ${admin}\n}`)]);
+      starts.push(['CoreDNS pods verified + autopath', (via) => startCoreDnsWith(coredns, dir, 'coredns-pods', `kubernetes cluster.local {\n  kubeconfig ${kubeconfigs(via).admin}\n  pods verified\n}\nautopath @kubernetes`)]);
+      starts.push(['CoreDNS', (via) => startCoreDnsWith(coredns, dir, 'coredns', `kubernetes cluster.local {\n  kubeconfig ${kubeconfigs(via).admin}\n}`)]);
     }
     // STARTS rounds, each server started alone and stopped in turn (alternated, so drift in the machine
     // falls on all alike): the medians. Then each started once more and kept running for the rest.
     const timesOf: Record<string, { ready: number[]; first: number[] }> = {};
     for (let round = 0; round < STARTS; round++) {
       for (const [name, start] of starts) {
-        const s = await started(start, last);
+        const s = await started(() => start(api.cluster.url), last);
         await s.server.daemon.stop();
         const seen = (timesOf[name] ??= { ready: [], first: [] });
         seen.ready.push(s.figures.readyMs);
@@ -277,8 +342,9 @@ try {
         console.log(`  ${name}: ready ${s.figures.readyMs.toFixed(0)} ms, first answer ${s.figures.firstAnswerMs.toFixed(0)} ms`);
       }
     }
+    proxy = await ApiProxy.start(Number(new URL(api.cluster.url).port));
     for (const [name, start] of starts) {
-      const s = await started(start, last);
+      const s = await started(() => start(`https://127.0.0.1:${proxy!.port}`), last);
       s.server.name = name;
       running.push(s.server);
       const seen = timesOf[name];
@@ -291,6 +357,13 @@ try {
     const relisted = await relist(api, running);
     running.forEach((s, k) => (figures[s.name].relist = relisted[k]));
     console.log(`  re-list peaks: ${running.map((s) => `${s.name} ${figures[s.name].relist!.peakMiB.toFixed(0)} MiB`).join(', ')}`);
+
+    // One object of each kind any of the servers watches, rewritten until its watches expire.
+    const written = [service('last', HUGE_NS), cluster.slices.at(-1)!, cluster.pods[0], cluster.nodes[0]];
+    const expired = await expiry(api, proxy, running, written);
+    running.forEach((s, k) => (figures[s.name].expiry = expired.figures[k]));
+    expiryCut = { ms: expired.cutMs, writes: expired.writes };
+    console.log(`  watch expiry (cut ${(expired.cutMs / 1000).toFixed(0)} s, ${expired.writes} writes) peaks: ${running.map((s) => `${s.name} ${figures[s.name].expiry!.peakMiB.toFixed(0)} MiB`).join(', ')}`);
 
     const watch = await changes(running, CHANGES, 'AAAA', (i) => api.create(service(`watch-${i}`, nsOf(i))), (i) => `watch-${i}.${nsOf(i)}.svc.cluster.local`);
     running.forEach((s, k) => (figures[s.name].watch = latencySummary(watch[k])));
@@ -308,6 +381,7 @@ try {
   });
 } finally {
   for (const s of running) await s.daemon.stop();
+  await proxy?.close();
   await api.close();
 }
 
@@ -317,18 +391,18 @@ const formula = { withoutPods: objects / 1000 + 54, withPods: objects / 250 + 56
 const n = (x: number | undefined, d = 0) => (x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));
 const lat = (l?: LatencySummary) => (l ? `${n(l.p50Ms, 1)} / ${n(l.p99Ms, 1)} / ${n(l.maxMs, 1)}${l.timeouts ? ` (${l.timeouts} never)` : ''}` : '-');
 const range = (r?: [number, number]) => (r ? ` (${n(r[0])}-${n(r[1])})` : '');
-const rows = Object.entries(figures).map(([name, f]) => `| ${name} | ${n(f.readyMs)}${range(f.readyRange)} | ${n(f.firstAnswerMs)} | ${n(f.steadyMiB, 1)} | ${n(f.relist?.peakMiB, 1)} (${n((f.relist?.peakMiB ?? NaN) / f.steadyMiB, 2)}×) | ${n(f.relist?.backMs)} | ${lat(f.watch)} | ${lat(f.propagation)} | ${n(f.qps)} | ${n(f.cpuUsPerQuery, 1)} |`);
+const rows = Object.entries(figures).map(([name, f]) => `| ${name} | ${n(f.readyMs)}${range(f.readyRange)} | ${n(f.firstAnswerMs)} | ${n(f.steadyMiB, 1)} | ${n(f.relist?.peakMiB, 1)} (${n((f.relist?.peakMiB ?? NaN) / f.steadyMiB, 2)}×) | ${n(f.relist?.backMs)} | ${n(f.expiry?.peakMiB, 1)} (${n((f.expiry?.peakMiB ?? NaN) / f.steadyMiB, 2)}×) | ${n(f.expiry?.backMs)}${f.expiry?.relists === undefined ? '' : ` (${f.expiry.relists} lists, ${f.expiry.expired} 410s)`} | ${lat(f.watch)} | ${lat(f.propagation)} | ${n(f.qps)} | ${n(f.cpuUsPerQuery, 1)} |`);
 const when = new Date().toISOString();
 const md = `# kube-dns and CoreDNS at scale against a real kube-apiserver: ${PODS.toLocaleString('en')} pods (${when})
 
 node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model.trim()}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB; kube-apiserver v1.36.3 + etcd (test/e2e/harness) on loopback. ${PODS.toLocaleString('en')} pods with addresses on ${NODES.toLocaleString('en')} Nodes in ${NAMESPACES} namespaces; ${SERVICES.toLocaleString('en')} Services (one headless of ${HUGE.toLocaleString('en')} endpoints, ${LARGE} of ${LARGE_ENDPOINTS}, the rest 1-${cluster.spread}, every tenth headless, ${EXTERNAL_NAMES} ExternalNames), ${cluster.slices.length.toLocaleString('en')} EndpointSlices of at most ${SLICE_MAX} holding ${cluster.endpoints.toLocaleString('en')} endpoints; created through the API in ${createS.toFixed(0)} s before any server started. Each server was started alone ${STARTS} times, alternated with the others (each stopped before the next started); then all were started once more and ran together for the rest.
 
-Ready: spawn → readiness 200 (kube-dns /readiness, CoreDNS ready), the median of the ${STARTS} starts (least-most); first answer: spawn → the last Service created answers, the median. Steady: RSS after 15 s idle. Re-list: the kube-apiserver restarted while every server ran, RSS sampled every 100 ms until each answered a Service created after the restart (ms from the restart's start), then 10 s more. Watch: ${CHANGES} Services created one after another, ms from the POST returning to the answer. Propagation: ${PROPAGATIONS} endpoints of the huge Service turned ready one after another, ms to their names answering. QPS: dnsperf -T 1 -c 1 -q 200 -l ${SECONDS} over the ClusterIP Services' names (AAAA), one server after another; CPU µs per query from /proc.
+Ready: spawn → readiness 200 (kube-dns /readiness, CoreDNS ready), the median of the ${STARTS} starts (least-most); first answer: spawn → the last Service created answers, the median. Steady: RSS after 15 s idle. Re-list: the kube-apiserver restarted while every server ran, RSS sampled every 100 ms until each answered a Service created after the restart (ms from the restart's start), then 10 s more. Expiry: the API server kept running, every server cut off from it (they reached it through a TCP proxy, which reset their connections and refused new ones) while one object of each kind (Service, EndpointSlice, Pod, Node) was rewritten until a watch from the version current at the cut was answered 410 Gone (${n((expiryCut?.ms ?? NaN) / 1000)} s, ${n(expiryCut?.writes)} writes); then let back: RSS as for the restart, ms from the restore until each answered a Service created during the cut (each client's reconnect backoff included); for kube-dns, its lists after the first and 410s by its metrics. Watch: ${CHANGES} Services created one after another, ms from the POST returning to the answer. Propagation: ${PROPAGATIONS} endpoints of the huge Service turned ready one after another, ms to their names answering. QPS: dnsperf -T 1 -c 1 -q 200 -l ${SECONDS} over the ClusterIP Services' names (AAAA), one server after another; CPU µs per query from /proc.
 
-| server | ready ms | first answer ms | steady RSS MiB | re-list peak MiB | back after restart ms | watch p50 / p99 / max ms | propagation p50 / p99 / max ms | QPS | CPU µs/query |
-|---|---|---|---|---|---|---|---|---|---|
+| server | ready ms | first answer ms | steady RSS MiB | re-list peak MiB | back after restart ms | expiry peak MiB | back after expiry ms | watch p50 / p99 / max ms | propagation p50 / p99 / max ms | QPS | CPU µs/query |
+|---|---|---|---|---|---|---|---|---|---|---|---|
 ${rows.join('\n')}
 
 CoreDNS's sizing rule for these ${objects.toLocaleString('en')} pods + Services: ${formula.withoutPods.toFixed(0)} MB without its pod watch ((pods + services)/1000 + 54), ${formula.withPods.toFixed(0)} MB with it ((pods + services)/250 + 56). Goals (issue 27): ready ≤ CoreDNS; steady RSS ≤ that rule; re-list peak ≤ 1.25× steady; watch p99 ≤ 100 ms; propagation p99 ≤ 1 s.
 `;
-writeResults(`scale-api-${PODS}`, when, { node: process.version, cpus: cpus().length, pods: PODS, nodes: NODES, services: SERVICES, slices: cluster.slices.length, endpoints: cluster.endpoints, createS, formula, figures }, md);
+writeResults(`scale-api-${PODS}`, when, { node: process.version, cpus: cpus().length, pods: PODS, nodes: NODES, services: SERVICES, slices: cluster.slices.length, endpoints: cluster.endpoints, createS, expiryCut, formula, figures }, md);
