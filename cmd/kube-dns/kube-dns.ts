@@ -4,7 +4,6 @@ import { fairShareSettings, parseOrExit, parseWorkers } from '../../pkg/flags/fl
 import { createLogger } from '../../pkg/log/log.ts';
 import { KubeDns } from '../../pkg/kubedns/program.ts';
 import { stopOnSignals } from '../../pkg/signals/shutdown.ts';
-import { FileSource } from '../../pkg/source/file.ts';
 import { CLUSTER_KINDS } from '../../pkg/cluster/kinds.ts';
 import type { EndpointsApi } from '../../pkg/cluster/kinds.ts';
 import { SERVICE_ENTRY_KIND } from '../../pkg/serviceentry/kind.ts';
@@ -41,8 +40,9 @@ if (f.federations) {
 }
 
 // --cluster-file wins when given; otherwise the Kubernetes API (kubeconfig, master URL or in-cluster).
+// The file source (and the YAML parser it brings) is loaded only when asked for.
 const source = f['cluster-file']
-  ? new FileSource(f['cluster-file'], { kinds: [...CLUSTER_KINDS.map((k) => k.kind), ...(f['service-entries'] ? [SERVICE_ENTRY_KIND] : []), ...(f.autopath ? [POD_KIND] : [])], log: log.child('file-source') })
+  ? new (await import('../../pkg/source/file.ts')).FileSource(f['cluster-file'], { kinds: [...CLUSTER_KINDS.map((k) => k.kind), ...(f['service-entries'] ? [SERVICE_ENTRY_KIND] : []), ...(f.autopath ? [POD_KIND] : [])], log: log.child('file-source') })
   : apiSource({ kubeconfig: f['kubecfg-file'], masterUrl: f['kube-master-url'], endpointsApi: f['endpoints-api'] as EndpointsApi, configMap: f['config-map'], configMapNamespace: f['config-map-namespace'], silentWatchMs: f['silent-watch-timeout'] }, log);
 
 const domain = f.domain.toLowerCase().replace(/\.$/, '');

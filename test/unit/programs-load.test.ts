@@ -15,10 +15,13 @@ const PROGRAMS = ['pkg/kubedns/program.ts', 'pkg/nodecache/program.ts', 'pkg/dns
 /** Modules that only those lazy exports load (undici, TLS, fs.promises and streams, util.diff, webcrypto...). */
 const LAZY = /undici|\btls\b|internal\/fs\/(promises|streams|dir)|internal\/util\/diff|internal\/crypto\/webcrypto/;
 
-/** The modules Node has loaded once `code` ran in a child Node (ESM). */
-function loadedBy(t: Test, code: string): string[] {
+/**
+ * What Node has loaded once `code` ran in a child Node (ESM): its builtins by default, or what `list`
+ * (an expression) names, e.g. the CommonJS modules (npm packages) in require's cache.
+ */
+function loadedBy(t: Test, code: string, list = 'process.moduleLoadList'): string[] {
   // Through env -u: tap hands every Node it sees spawned its own loaders in NODE_OPTIONS, and they load some of these.
-  const r = spawnSync('env', ['-u', 'NODE_OPTIONS', process.execPath, '--input-type=module', '-e', `${code}; process.stdout.write(JSON.stringify(process.moduleLoadList));`], { encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync('env', ['-u', 'NODE_OPTIONS', process.execPath, '--input-type=module', '-e', `${code}; process.stdout.write(JSON.stringify(${list}));`], { encoding: 'utf8', timeout: 30_000 });
   t.equal(r.status, 0, r.stderr);
   return JSON.parse(r.stdout) as string[];
 }
@@ -32,3 +35,15 @@ for (const path of PROGRAMS) {
     t.same(added, [], 'none of them loaded');
   });
 }
+
+t.test('kube-dns on the Kubernetes API: the YAML parser is loaded only to read a kubeconfig', async (t) => {
+  // In a cluster kube-dns reads its service account, not a kubeconfig: yaml would be ~20 ms of its
+  // start and ~2 MiB at rest for nothing.
+  const path = (p: string) => JSON.stringify(fileURLToPath(new URL(`../../${p}`, import.meta.url)));
+  const program = ['pkg/kubedns/program.ts', 'pkg/source/kubernetes.ts'].map((p) => `await import(${path(p)});`).join(' ');
+  const yamlAfter = (code: string) => loadedBy(t, `${program} ${code}`, "Object.keys((await import('node:module')).Module._cache)").filter((m) => m.includes('/node_modules/yaml/'));
+  t.same(yamlAfter(''), [], 'not loaded with the program and the API source');
+  const dir = t.testdir({ kubeconfig: 'apiVersion: v1\nclusters: [{name: c, cluster: {server: "https://10.0.0.1:6443"}}]\nusers: [{name: u, user: {token: abc}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n' });
+  const read = `(await import(${path('pkg/source/kubernetes-credentials.ts')})).kubeconfigCredentials(${JSON.stringify(`${dir}/kubeconfig`)}, '');`;
+  t.ok(yamlAfter(read).length > 0, 'loaded once a kubeconfig is read');
+});
