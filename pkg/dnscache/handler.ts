@@ -133,9 +133,10 @@ export class CachingHandler {
     this.tagBase = o.tagBase ?? 0;
     this.statistics = o.statistics;
     this.addSubnet = o.addSubnet === true;
-    this.scoped = this.addSubnet && o.policy.size > 0 ? new LRUCache({ max: o.policy.size }) : null;
+    // Counted through maxSize, not `max`, which would allocate lru-cache's tables for every entry up front.
+    this.scoped = this.addSubnet && o.policy.size > 0 ? new LRUCache({ maxSize: o.policy.size, sizeCalculation: () => 1 }) : null;
     this.stale = StaleReplies.of(o.policy);
-    this.shared = o.sharedStore !== undefined && o.policy.size > 0 && o.sharedStore.maxBytes > 0 ? this.sharedLru(o.policy.size, o.sharedStore.maxBytes) : null;
+    this.shared = o.sharedStore !== undefined && o.policy.size > 0 && o.sharedStore.maxBytes > 0 ? this.sharedLru(o.sharedStore.maxBytes) : null;
   }
 
   /** dnsmasq's cache statistics: the cache's own counts, and the misses seen here. */
@@ -151,9 +152,9 @@ export class CachingHandler {
     return { entries: this.shared.size, bytes: this.shared.calculatedSize, ...this.sharedCounts };
   }
 
-  private sharedLru(max: number, maxSize: number): LRUCache<string, KeptReply> {
+  private sharedLru(maxSize: number): LRUCache<string, KeptReply> {
+    // No `max` (it would allocate lru-cache's tables for every entry up front): kept() keeps the count bound.
     return new LRUCache<string, KeptReply>({
-      max,
       maxSize,
       sizeCalculation: (e, key) => ENTRY_OVERHEAD + key.length + e.wire.length,
       dispose: (_e, _key, reason) => {
@@ -299,6 +300,7 @@ export class CachingHandler {
       if (this.shared !== null) {
         // Read only from now on (a hit ages a copy of its own).
         this.shared.set(key, { wire: Buffer.from(wire), ttlOffsets, storedAt: Date.now(), ttl }, { ttl: ttl * 1000 });
+        if (this.shared.size > this.policy.size) this.shared.pop();
         this.sharedCounts.insertions++;
       }
     }
