@@ -18,6 +18,7 @@ import type { Logger } from '../log/log.ts';
 import { prepareForCache, prepareForKeeping, questionKey } from './cache.ts';
 import type { CachePolicy } from './cache.ts';
 import type { LoopDetector } from './loop.ts';
+import { ReplyRing } from './reply-ring.ts';
 import { StaleReplies, agedReply } from './stale.ts';
 import type { EarlyReply, KeptReply } from './stale.ts';
 import { chaosReply } from './stats.ts';
@@ -111,7 +112,7 @@ export class CachingHandler {
   private readonly inflight = new Map<string, Promise<Forwarded>>();
   private readonly addSubnet: boolean;
   /** --add-subnet: replies scoped to one asker, by `<asker> <question key>`; null without it or a cache. */
-  private readonly scoped: LRUCache<string, KeptReply> | null;
+  private readonly scoped: ReplyRing | null;
   /** sharedStore: every cacheable reply, by question key, until its TTL; null = off. */
   private readonly shared: LRUCache<string, KeptReply> | null;
   /** Questions answered from `shared`: hits of the process's one logical cache. */
@@ -133,8 +134,9 @@ export class CachingHandler {
     this.tagBase = o.tagBase ?? 0;
     this.statistics = o.statistics;
     this.addSubnet = o.addSubnet === true;
-    // Counted through maxSize, not `max`, which would allocate lru-cache's tables for every entry up front.
-    this.scoped = this.addSubnet && o.policy.size > 0 ? new LRUCache({ maxSize: o.policy.size, sizeCalculation: () => 1 }) : null;
+    // A ring of bytes, not an LRU of reply objects: with the asker passed on, most misses' replies are
+    // scoped, and keeping each as objects tripled the collector's work per miss.
+    this.scoped = this.addSubnet && o.policy.size > 0 ? ReplyRing.forReplies(o.policy.size) : null;
     this.stale = StaleReplies.of(o.policy);
     this.shared = o.sharedStore !== undefined && o.policy.size > 0 && o.sharedStore.maxBytes > 0 ? this.sharedLru(o.sharedStore.maxBytes) : null;
   }
@@ -196,7 +198,8 @@ export class CachingHandler {
     const asker = this.askerFor(q);
     const key = asker === null ? plain : `${asker} ${plain}`;
     if (asker !== null) {
-      const kept = this.scoped === null ? null : this.agedHit(this.scoped, key);
+      const found = this.scoped?.find(key, Date.now()) ?? null;
+      const kept = found === null ? null : agedReply(found);
       if (kept !== null) {
         if (this.logQueries) this.log.info('query', { name: q.qname, type: question.type, from: 'cache', client: q.remoteAddress });
         return { wire: kept.wire, tag: this.tagBase + (isDenial(kept.wire) ? AnswerKind.keptDenial : AnswerKind.keptSuccess) };
@@ -262,7 +265,10 @@ export class CachingHandler {
     const { scope, wire } = takeClientSubnet(reply);
     if (scope <= 0) return this.kept(wire, plain, qname);
     const { ttl, ttlOffsets } = prepareForKeeping(wire, this.policy, qname);
-    if (ttl > 0) this.scoped?.set(key, { wire, ttlOffsets, storedAt: Date.now(), ttl }, { ttl: ttl * 1000 });
+    if (ttl > 0) {
+      const now = Date.now();
+      this.scoped?.keep(key, wire, ttlOffsets, ttl, now, now + ttl * 1000);
+    }
     return { wire, ttl: 0, scoped: true };
   }
 

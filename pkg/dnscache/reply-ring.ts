@@ -13,6 +13,8 @@
 /** Bytes before a record's offsets: keptAt 8, until 8, ttl 4, key length 2, reply length 2, offsets 2. */
 const HEADER = 26;
 const AT = { keptAt: 0, until: 8, ttl: 16, keyLength: 20, wireLength: 22, offsets: 24 } as const;
+/** Bytes of the ring a kept question is counted at (a reply of a few records, its key and offsets). */
+const BYTES_PER_REPLY = 256;
 /** A table at most this full (live and dead slots); past it, the dead are dropped. */
 const MAX_LOAD = 0.5;
 
@@ -48,6 +50,11 @@ export class ReplyRing {
   private head = 0;
   /** Records before this absolute position are given up (the table was full of live ones). */
   private floor = 0;
+
+  /** A ring for about `replies` replies of a few records each (BYTES_PER_REPLY, the oldest given up first). */
+  static forReplies(replies: number): ReplyRing {
+    return new ReplyRing(replies * BYTES_PER_REPLY, replies);
+  }
 
   /** `capacityBytes` of records at most; `entries`, about how many the table is sized for. */
   constructor(capacityBytes: number, entries: number) {
@@ -94,6 +101,14 @@ export class ReplyRing {
     const ttlOffsets = Array.from({ length: v.getUint16(p + AT.offsets) }, (_, i) => v.getUint16(p + HEADER + 2 * i));
     const wireStart = p + HEADER + 2 * ttlOffsets.length + v.getUint16(p + AT.keyLength);
     return { wire: this.bytes.subarray(wireStart, wireStart + v.getUint16(p + AT.wireLength)), ttlOffsets, storedAt: v.getFloat64(p + AT.keptAt), ttl: v.getUint32(p + AT.ttl) };
+  }
+
+  /** Gives up every record kept so far. */
+  clear(): void {
+    if (this.positions === null) return;
+    this.positions.fill(0);
+    this.used = 0;
+    this.floor = this.head;
   }
 
   private allocate(): void {

@@ -32,9 +32,6 @@ export interface EarlyReply {
   refresh: boolean;
 }
 
-/** Bytes of the ring a kept question is counted at (a reply of a few records, its key and offsets). */
-const BYTES_PER_REPLY = 256;
-
 export class StaleReplies {
   readonly immediate: boolean;
   /** Stale answers given (answer() and early()'s stale copies). */
@@ -49,9 +46,9 @@ export class StaleReplies {
     return (policy.staleS ?? 0) > 0 && policy.size > 0 ? new StaleReplies(policy) : null;
   }
 
-  /** About `size` questions (BYTES_PER_REPLY each, the oldest given up first), each kept `staleS` seconds past its TTL. */
+  /** About `size` questions (the oldest given up first), each kept `staleS` seconds past its TTL. */
   private constructor(p: CachePolicy) {
-    this.kept = new ReplyRing(p.size * BYTES_PER_REPLY, p.size);
+    this.kept = ReplyRing.forReplies(p.size);
     this.staleS = p.staleS!;
     this.staleTtl = p.staleTtl ?? STALE_TTL;
     this.immediate = p.staleMode === 'immediate';

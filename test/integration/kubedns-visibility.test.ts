@@ -157,7 +157,7 @@ t.test('through the pod dnscache (--add-subnet=32,128, denials kept): each pod g
   const kd = await kubeDns(t);
   const cache = startProgram(t, 'dnscache', ['-k', '--port=0', '--listen-address=127.0.0.1', '--no-resolv', `--server=/cluster.local/127.0.0.1#${kd.dnsPort}`, `--server=/in-addr.arpa/127.0.0.1#${kd.dnsPort}`, '--add-subnet=32,128', '--log-facility=-']);
   const port = Number((await cache.waitFor(/listening address=127\.0\.0\.1 port=(\d+)/))[1]);
-  await throughACache(t, port);
+  await throughACache(t, port, kd);
 });
 
 t.test("through node-cache (the cluster's zones forwarded to kube-dns with each pod's address): each pod gets its own answer", async (t) => {
@@ -167,15 +167,23 @@ t.test("through node-cache (the cluster's zones forwarded to kube-dns with each 
   const engine = new ZoneEngine(planCorefile(parseCorefile(zone('cluster.local') + zone('in-addr.arpa')), { defaultPort: port }), createLogger('test/node-cache'), { askersTo: '127.0.0.1' });
   await engine.start();
   t.teardown(() => engine.stop());
-  await throughACache(t, port);
+  await throughACache(t, port, kd);
 });
 
-async function throughACache(t: Test, port: number): Promise<void> {
+/** The queries kube-dns has answered so far (its kubedns_dns_request_duration_seconds count, every label). */
+async function kubeDnsRequests(kd: KubeDns): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${kd.httpPort}/metrics`)).text();
+  return text.split('\n').filter((l) => l.startsWith('kubedns_dns_request_duration_seconds_count')).reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+}
+
+async function throughACache(t: Test, port: number, kd: KubeDns): Promise<void> {
   const ask = (from: string, name: string, type = 'A', extra: string[] = []) => dig(port, name, type, ['-b', from, ...extra]);
   for (const [name, type] of RECORDS) {
     t.equal((await ask(FRONTEND, name, type)).status, 'NXDOMAIN', `${type} ${name}: denied first`);
     t.equal((await ask(DEFAULT, name, type)).status, 'NOERROR', `${type} ${name}: then its own namespace's pod is answered`);
+    const asked = await kubeDnsRequests(kd);
     t.equal((await ask(DEFAULT, name, type)).status, 'NOERROR', `${type} ${name}: again`);
+    t.equal(await kubeDnsRequests(kd), asked, `${type} ${name}: again from the cache's store for that pod`);
     t.equal((await ask(FRONTEND, name, type)).status, 'NXDOMAIN', `${type} ${name}: and the other pod still denied`);
   }
   t.equal((await ask(FRONTEND, '', 'PTR', ['-x', '10.96.10.10'])).answer.length, 0, 'a hidden address: no name');
