@@ -1,6 +1,7 @@
-// serve-stale's store of replies (pkg/dnscache reply-ring.ts): what is kept is found by its key, as
-// kept, until its time is up; a newer reply replaces the older; the oldest are given up first when the
-// ring or its table is full; what cannot be kept (a key beyond latin1, a reply too big) is not.
+// The ring of replies (pkg/dnscache reply-ring.ts: serve-stale's store, and the per-asker one): what
+// is kept is found by its key, as kept, until its time is up; a newer reply replaces the older; the
+// oldest are given up first when the ring or its table is full; what cannot be kept (a key beyond
+// latin1, a reply too big) is not; clear() gives up everything.
 import t from 'tap';
 import { ReplyRing } from '../../pkg/dnscache/reply-ring.ts';
 import type { KeptReply } from '../../pkg/dnscache/reply-ring.ts';
@@ -52,4 +53,17 @@ t.test('not kept: a key beyond latin1, a reply over a quarter of the ring', asyn
   t.equal(ring.find('big', 1), null);
   ring.keep('small', reply(1, 100), [], 60, 0, 10_000);
   t.not(ring.find('small', 1), null, 'one that fits is kept');
+});
+
+t.test('clear() gives up everything kept; what is kept after it is found', async (t) => {
+  const ring = ReplyRing.forReplies(100);
+  ring.clear();
+  t.equal(ring.find('a', 0), null, 'clearing an empty ring: nothing');
+  ring.keep('a', reply(1), [], 60, 0, 5000);
+  ring.keep('b', reply(2), [], 60, 0, 5000);
+  ring.clear();
+  t.same([ring.find('a', 1), ring.find('b', 1)], [null, null], 'cleared');
+  ring.keep('a', reply(3), [], 60, 2, 5000);
+  t.same(wireOf(ring.find('a', 3)), Array.from(reply(3)), 'kept again');
+  t.equal(ring.find('b', 3), null);
 });
