@@ -95,7 +95,7 @@ export class AnswerCache {
       ? null
       : new LRUCache<string, Template>({
           // No `max`: lru-cache would allocate its tables for that many entries up front (node-cache's
-          // 79,872: 3.6 MiB at rest); set() keeps the count bound instead.
+          // 79,872: ~2.4 MiB at rest); set() keeps the count bound instead.
           maxSize: this.maxBytes,
           sizeCalculation: (t, key) => entryBytes(key, t),
           dispose: (t, _key, reason) => {
