@@ -75,6 +75,18 @@ t.test('a second identical query is a cache hit: counted, and answered with the 
   t.equal(other.status, 'SERVFAIL');
 });
 
+t.test('--cache-size bounds the entries: past it, the least recently used are pushed out and counted', async (t) => {
+  const names = Array.from({ length: 8 }, (_, i) => `n${i}.example.com`);
+  const u = await upstream(t, names.map((n, i) => `192.0.2.${i + 1} ${n}`));
+  const { port } = await dnscache(t, [`--server=127.0.0.1#${u.port}`, '--cache-size=5']);
+  for (const n of names) t.equal((await dig(port, n)).status, 'NOERROR', n);
+  t.equal(await stat(port, 'insertions.bind'), 8);
+  t.equal(await stat(port, 'evictions.bind'), 3, 'three pushed out for room');
+  await stopUpstream(u);
+  t.same(answers(await dig(port, 'n7.example.com', 'A', slow)), ['192.0.2.8'], 'the newest still kept');
+  t.equal((await dig(port, 'n0.example.com', 'A', slow)).status, 'SERVFAIL', 'the oldest gone: asked of the (dead) upstream');
+});
+
 t.test('served TTLs go down with the time kept', async (t) => {
   const u = await upstream(t);
   const { port } = await dnscache(t, [`--server=127.0.0.1#${u.port}`]);
