@@ -108,6 +108,16 @@ function replaceOptions(wire: Uint8Array, opt: { start: number; rdata: number; e
 /** withClientSubnet's address, parsed: one buffer for every call (it is copied out at once). */
 const addressBytes = new Uint8Array(16);
 
+/** Writes a Client Subnet option for addressBytes' first `length` bytes (the whole address) at `at` of `out`. */
+function writeClientSubnet(out: Uint8Array, at: number, family: 1 | 2, length: number): void {
+  setU16(out, at, OPTION_ECS);
+  setU16(out, at + 2, 4 + length);
+  setU16(out, at + 4, family);
+  out[at + 6] = length * 8;
+  out[at + 7] = 0; // SCOPE PREFIX-LENGTH: 0 in a query
+  out.set(addressBytes.subarray(0, length), at + 8);
+}
+
 /**
  * A query with the asker's whole address as its Client Subnet (/32 or /128), replacing any the
  * asker sent; an OPT is added when the query has none. null when `address` is not an IP address.
@@ -119,25 +129,23 @@ export function withClientSubnet(query: Uint8Array, address: string): Uint8Array
   else if (parseIPv6(address, addressBytes, 0)) family = 2;
   else return null;
   const length = family === 1 ? 4 : 16;
-  const option = Buffer.allocUnsafe(8 + length);
-  setU16(option, 0, OPTION_ECS);
-  setU16(option, 2, 4 + length);
-  setU16(option, 4, family);
-  option[6] = length * 8;
-  option[7] = 0; // SCOPE PREFIX-LENGTH: 0 in a query
-  option.set(addressBytes.subarray(0, length), 8);
   const opt = findOpt(query);
-  if (opt !== null) return replaceOptions(query, opt, [...otherOptions(query, opt.rdata, opt.end), option]);
-  const out = Buffer.allocUnsafe(query.length + 11 + option.length);
+  if (opt !== null) {
+    const option = Buffer.allocUnsafe(8 + length);
+    writeClientSubnet(option, 0, family, length);
+    return replaceOptions(query, opt, [...otherOptions(query, opt.rdata, opt.end), option]);
+  }
+  // No OPT (glibc's and musl's queries): the query, then an OPT holding the option alone, in one buffer.
+  const out = Buffer.allocUnsafe(query.length + 11 + 8 + length);
   out.set(query, 0);
   setU16(out, OFF_ARCOUNT, u16(query, OFF_ARCOUNT) + 1);
   const at = query.length;
-  // The OPT record: root name, type, UDP size, extended RCODE/version/flags 0, then its one option.
+  // The OPT record: root name, type, UDP size, extended RCODE/version/flags 0, the option's length.
   out.fill(0, at, at + 11);
   setU16(out, at + 1, Type.OPT);
   setU16(out, at + 3, UDP_MAX_SIZE);
-  setU16(out, at + 9, option.length);
-  out.set(option, at + 11);
+  setU16(out, at + 9, 8 + length);
+  writeClientSubnet(out, at + 11, family, length);
   return out;
 }
 
