@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { makeCluster } from './fixtures.ts';
 import { dnsperf } from './dnsperf.ts';
-import { cpuTimeMs, repoRoot, startKubeDns } from './servers.ts';
+import { cpuPerQuery, repoRoot, startKubeDns } from './servers.ts';
 import { commitOf, inTempDir, writeResults } from './report.ts';
 import { median } from './stats.ts';
 
@@ -22,11 +22,7 @@ const RATE = 2500;
 const ASKERS = Array.from({ length: 8 }, (_, i) => `127.0.0.${11 + i}`);
 
 async function round(port: number, pid: number, files: string[]): Promise<number> {
-  const before = cpuTimeMs(pid);
-  const r = await Promise.all(ASKERS.map((a, i) => dnsperf(port, files[i], SECONDS, ['-a', a, '-Q', String(RATE), '-n', '1'], '1')));
-  const after = cpuTimeMs(pid);
-  const queries = r.reduce((n, x) => n + x.completed, 0);
-  return ((after.user + after.sys - before.user - before.sys) * 1000) / queries;
+  return (await cpuPerQuery(pid, () => Promise.all(ASKERS.map((a, i) => dnsperf(port, files[i], SECONDS, ['-a', a, '-Q', String(RATE), '-n', '1'], '1'))))).us;
 }
 
 async function main(dir: string) {

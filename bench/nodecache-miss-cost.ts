@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { makeCluster } from './fixtures.ts';
 import { dnsperf } from './dnsperf.ts';
-import { cpuTimeMs, nodeCacheArgv, repoRoot, startKubeDns, stopper, waitForLine } from './servers.ts';
+import { cpuPerQuery, nodeCacheArgv, repoRoot, startKubeDns, stopper, waitForLine } from './servers.ts';
 import { commitOf, inTempDir, writeResults } from './report.ts';
 import { median } from './stats.ts';
 import { freePort } from '../test/helpers/ports.ts';
@@ -42,13 +42,9 @@ async function startNodeCache(dir: string, side: Side, kubeDnsPort: number): Pro
 }
 
 async function round(address: string, port: number, pid: number, files: string[]): Promise<number> {
-  const before = cpuTimeMs(pid);
-  const r = await Promise.all(ASKERS.map((a, i) => dnsperf(port, files[i], SECONDS, ['-s', address, '-a', a, '-Q', String(RATE), '-n', '1'], '0')));
-  const after = cpuTimeMs(pid);
-  const queries = r.reduce((n, x) => n + x.completed, 0);
-  const lost = r.reduce((n, x) => n + x.lost, 0);
-  if (lost > 0) console.log(`    ${lost} of ${queries + lost} lost`);
-  return ((after.user + after.sys - before.user - before.sys) * 1000) / queries;
+  const r = await cpuPerQuery(pid, () => Promise.all(ASKERS.map((a, i) => dnsperf(port, files[i], SECONDS, ['-s', address, '-a', a, '-Q', String(RATE), '-n', '1'], '0'))));
+  if (r.lost > 0) console.log(`    ${r.lost} of ${r.completed + r.lost} lost`);
+  return r.us;
 }
 
 async function main(dir: string): Promise<Record<Side, number[]>> {

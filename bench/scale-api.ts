@@ -34,7 +34,7 @@ import { corednsBin, startCoreDnsWith, startKubeDnsApi } from './api-servers.ts'
 import type { ApiDnsServer } from './api-servers.ts';
 import { dnsperf } from './dnsperf.ts';
 import { inTempDir, writeResults } from './report.ts';
-import { cpuTimeMs, rssMiB } from './servers.ts';
+import { cpuPerQuery, rssMiB } from './servers.ts';
 import { latencySummary, median } from './stats.ts';
 import type { LatencySummary } from './stats.ts';
 import { expireWatches } from './watch-expiry.ts';
@@ -266,10 +266,8 @@ function service(name: string, namespace: string): KubeObject {
 async function load(servers: ApiDnsServer[], queries: string): Promise<{ qps: number; cpuUs: number }[]> {
   const out = servers.map(() => ({ qps: 0, cpuUs: 0 }));
   for (const [k, s] of servers.entries()) {
-    const before = cpuTimeMs(s.daemon.pid!);
-    const r = await dnsperf(s.port, queries, SECONDS);
-    const after = cpuTimeMs(s.daemon.pid!);
-    out[k] = { qps: r.qps, cpuUs: ((after.user + after.sys - before.user - before.sys) * 1000) / Math.max(1, r.completed) };
+    const { us, runs } = await cpuPerQuery(s.daemon.pid!, async () => [await dnsperf(s.port, queries, SECONDS)]);
+    out[k] = { qps: runs[0].qps, cpuUs: us };
   }
   return out;
 }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OutputLines } from '../test/helpers/log-lines.ts';
 import { dnsmasqHostsArgs } from '../test/helpers/dnsmasq.ts';
+import type { PerfResult } from './dnsperf.ts';
 
 export const repoRoot = fileURLToPath(new URL('../', import.meta.url));
 
@@ -133,6 +134,16 @@ export function cpuTimeMs(pid: number): { user: number; sys: number } {
   // Fields after the command name: state is [0], utime [11], stime [12], in clock ticks (USER_HZ, 100 on Linux).
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return { user: Number(f[11]) * 10, sys: Number(f[12]) * 10 };
+}
+
+/** `pid`'s CPU time (user + system) while `load` ran, in µs per query its dnsperf runs completed; the runs, what they completed and lost. */
+export async function cpuPerQuery(pid: number, load: () => Promise<PerfResult[]>): Promise<{ us: number; completed: number; lost: number; runs: PerfResult[] }> {
+  const before = cpuTimeMs(pid);
+  const runs = await load();
+  const after = cpuTimeMs(pid);
+  const completed = runs.reduce((n, r) => n + r.completed, 0);
+  const lost = runs.reduce((n, r) => n + r.lost, 0);
+  return { us: ((after.user + after.sys - before.user - before.sys) * 1000) / Math.max(1, completed), completed, lost, runs };
 }
 
 /** The bare-socket ceiling (bench/bare-udp.ts) on `port`, answering the names of `hostsFile`. */
