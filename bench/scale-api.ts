@@ -39,7 +39,6 @@ import { latencySummary, median } from './stats.ts';
 import type { LatencySummary } from './stats.ts';
 import { expireWatches } from './watch-expiry.ts';
 import { ApiProxy } from '../test/e2e/harness/api-proxy.ts';
-import { writeKubeconfig } from '../test/e2e/harness/kubeconfig.ts';
 
 const PODS = Number(process.env.BENCH_SCALE_PODS ?? 25_000);
 const NODES = 5_000;
@@ -308,10 +307,7 @@ try {
     // One at a time, so no start competes with another's list. `via` is the API server's address (direct,
     // or the proxy the servers kept running reach it through, so that they alone can be cut off).
     type Start = (via: string) => Promise<ApiDnsServer>;
-    const kubeconfigs = (via: string) => ({
-      dns: writeKubeconfig(join(dir, `kubeconfig-dns-${via.replace(/\W+/g, '-')}`), via, api.cluster.caFile, api.cluster.kubeDnsToken, 'bench'),
-      admin: writeKubeconfig(join(dir, `kubeconfig-admin-${via.replace(/\W+/g, '-')}`), via, api.cluster.caFile, api.cluster.adminToken, 'bench'),
-    });
+    const kubeconfigs = (via: string) => ({ dns: api.cluster.kubeconfig(api.cluster.kubeDnsToken, via), admin: api.cluster.kubeconfig(api.cluster.adminToken, via) });
     const starts: [string, Start][] = [
       ['kube-dns --autopath', (via) => startKubeDnsApi(dir, kubeconfigs(via).dns, { name: 'kube-dns --autopath', args: ['--autopath'] })],
       ['kube-dns', (via) => startKubeDnsApi(dir, kubeconfigs(via).dns, { name: 'kube-dns', args: ['--autopath=false'] })],

@@ -30,8 +30,8 @@ export interface TestCluster {
   adminToken: string;
   /** The ServiceAccount kube-system/kube-dns's user and groups, bound only by the RBAC_MANIFESTS. */
   kubeDnsToken: string;
-  /** Path of a kubeconfig file for that token (server url + CA). */
-  kubeconfig(token: string): string;
+  /** Path of a kubeconfig file for that token (server url, or `server` such as a proxy in front of it, + CA). */
+  kubeconfig(token: string, server?: string): string;
   /** Create-or-replace as admin via the REST API. */
   apply(yamlOrObjects: string | object[]): Promise<void>;
   /** Raw REST call (as admin unless a token is given); PATCH bodies go as JSON merge patches. */
@@ -171,11 +171,12 @@ export async function startCluster(t: Test): Promise<TestCluster> {
   };
 
   const kubeconfigs = new Map<string, string>();
-  const kubeconfig = (token: string): string => {
-    let path = kubeconfigs.get(token);
+  const kubeconfig = (token: string, server = url): string => {
+    const key = `${token} ${server}`;
+    let path = kubeconfigs.get(key);
     if (path) return path;
-    path = writeKubeconfig(join(dir, `kubeconfig-${kubeconfigs.size + 1}.yaml`), url, certs.caFile, token, 'e2e');
-    kubeconfigs.set(token, path);
+    path = writeKubeconfig(join(dir, `kubeconfig-${kubeconfigs.size + 1}.yaml`), server, certs.caFile, token, 'e2e');
+    kubeconfigs.set(key, path);
     return path;
   };
 
