@@ -33,6 +33,8 @@ export class UdpListener implements Responder {
   private readonly socket: dgram.Socket;
   private readonly opts: UdpOptions;
   private closed = false;
+  /** The steered flows' sockets still open: this port's too, closed with it whoever steered them. */
+  private readonly steered = new Set<() => void>();
 
   constructor(address: string, opts: UdpOptions) {
     this.opts = opts;
@@ -71,8 +73,10 @@ export class UdpListener implements Responder {
     const close = (): void => {
       if (!open) return;
       open = false;
+      this.steered.delete(close);
       s.close();
     };
+    this.steered.add(close);
     // A flow that cannot be steered (the bind or connect refused) stays on this socket's queue.
     s.on('error', close);
     s.on('message', (msg, rinfo) => this.opts.onQuery(msg, rinfo.address, rinfo.port, this));
@@ -110,6 +114,8 @@ export class UdpListener implements Responder {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // A flow steered while the server drained (the fair shares' windows go on) goes too.
+    for (const close of [...this.steered]) close();
     for (let waited = 0; waited < CLOSE_DRAIN_MS && this.queuedSends() > 0; waited += 5) await sleep(5);
     await new Promise<void>((resolve) => {
       try {
