@@ -49,7 +49,9 @@ export class ClusterStore implements SourceSink, StoreState {
   }
 
   flush(): void {
-    if (this.dirty.size === 0) return;
+    // Nothing is served before the first sync: the services are built once, at synced(), rather than
+    // again for each list page that touches them (a Service and its slices come in separate lists).
+    if (!this.isSynced || this.dirty.size === 0) return;
     const keys = new Set(this.dirty);
     this.dirty.clear();
     this.listener.servicesChanged(keys);
@@ -57,6 +59,7 @@ export class ClusterStore implements SourceSink, StoreState {
 
   synced(): void {
     this.isSynced = true;
+    this.flush();
     this.listener.synced?.();
   }
 

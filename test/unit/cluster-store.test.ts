@@ -3,18 +3,25 @@ import { ClusterStore } from '../../pkg/cluster/store.ts';
 import { CLUSTER_KINDS } from '../../pkg/cluster/kinds.ts';
 import type { KubeObject } from '../../pkg/source/source.ts';
 
-function recorder() {
+/** A store and what it tells its listener; synced first unless `unsynced` (flushes before the first sync are held). */
+function recorder(unsynced = false) {
   const batches: string[][] = [];
   const rejected: string[] = [];
   const configs: Array<string | null> = [];
   let synced = 0;
+  /** How many batches the listener had heard of when it heard of the sync. */
+  let batchesAtSync = -1;
   const store = new ClusterStore({
     servicesChanged: (keys) => batches.push([...keys].sort()),
     configMapChanged: (cm, name) => configs.push(cm ? `${name}:${JSON.stringify(cm.data)}` : null),
     rejected: (kind, problem) => rejected.push(`${kind}: ${problem}`),
-    synced: () => synced++,
+    synced: () => {
+      synced++;
+      batchesAtSync = batches.length;
+    },
   }, CLUSTER_KINDS);
-  return { store, batches, rejected, configs, synced: () => synced };
+  if (!unsynced) store.synced();
+  return { store, batches, rejected, configs, synced: () => synced, batchesAtSync: () => batchesAtSync };
 }
 
 const svc = (name: string, ip: string): KubeObject => ({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'default' }, spec: { clusterIP: ip } });
@@ -37,9 +44,25 @@ t.test('a batch of events names each touched service once, on flush', async (t) 
   t.same(r.store.counts(), { services: 1, endpointSets: 2, endpoints: 3 });
   r.store.flush();
   t.equal(r.batches.length, 1, 'an empty flush reports nothing');
+});
+
+t.test('before the first sync nothing is built: every service touched is named once, at synced(), before the listener hears of the sync', async (t) => {
+  const r = recorder(true);
+  r.store.event({ type: 'add', kind: 'Service', object: svc('a', '10.0.0.1') });
+  r.store.flush();
+  r.store.event({ type: 'add', kind: 'EndpointSlice', object: slice('a-1', 'a', ['10.1.0.1']) });
+  r.store.event({ type: 'add', kind: 'Service', object: svc('b', '10.0.0.2') });
+  r.store.flush();
+  t.same(r.batches, [], 'list pages before the sync build nothing');
+  t.notOk(r.store.hasSynced);
   r.store.synced();
+  t.same(r.batches, [['default/a', 'default/b']], 'one build of each');
   t.equal(r.synced(), 1);
+  t.equal(r.batchesAtSync(), 1, 'built before the sync is announced');
   t.ok(r.store.hasSynced);
+  r.store.event({ type: 'add', kind: 'EndpointSlice', object: slice('b-1', 'b', ['10.1.0.2']) });
+  r.store.flush();
+  t.same(r.batches.at(-1), ['default/b'], 'after it, each flush builds what it touched');
 });
 
 t.test('a slice that changes service label leaves its old service', async (t) => {

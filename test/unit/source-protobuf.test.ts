@@ -68,3 +68,13 @@ t.test('bodies that are not a readable list are a ProtobufError', (t) => {
   for (const [what, body] of bad) t.throws(() => decodeProtobufList(body, SCHEMA), ProtobufError, what);
   t.end();
 });
+
+t.test('strings: every one read exactly, short ones sharing a table of fewer slots than there are names, non-ASCII and empty ones', (t) => {
+  // 20,000 distinct names thrash a table of 4,096 slots: each slot is asked for strings that differ.
+  const names = Array.from({ length: 20_000 }, (_, i) => `svc-${i.toString(36)}`).concat(['café', 'ü', '名前', '', 'a'.repeat(32), 'b'.repeat(33)]);
+  const body = (list: string[]) => envelope(list.flatMap((n) => item(bytes(1, text(1, n)), text(4, n))));
+  const got = decodeProtobufList(body(names), SCHEMA).items as { metadata: { name?: string }; ips?: string[] }[];
+  t.same(got.map((o) => o.metadata.name ?? ''), names, 'each name as written (an empty one left out)');
+  t.same(got.map((o) => o.ips?.[0]), names, 'the same strings in a repeated field');
+  t.end();
+});
