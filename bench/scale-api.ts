@@ -21,6 +21,8 @@
 //     DNS propagation);
 //  5. QPS on the Service names (dnsperf, BENCH_SECONDS each, alternated) and CPU per query.
 // BENCH_SCALE_FLAGS (e.g. "--max-semi-space-size=2"): two kube-dns more, with these Node flags for their bin's.
+// BENCH_SCALE_HOLD=1: create the cluster, print kube-dns's kubeconfig and the API server's address, and keep
+// them until interrupted (to profile a start by hand); nothing is measured.
 // Writes bench/results/scale-api-<pods>-<date>.{json,md}. Exits 0 without running when the API server
 // binaries are missing.
 
@@ -54,6 +56,7 @@ const PROPAGATIONS = Number(process.env.BENCH_SCALE_PROPAGATIONS ?? 100);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const STARTS = Number(process.env.BENCH_SCALE_STARTS ?? 3);
 const CONCURRENCY = 32;
+const HOLD = process.env.BENCH_SCALE_HOLD === '1';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const podIp = (i: number) => `10.${64 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
@@ -261,6 +264,11 @@ function service(name: string, namespace: string): KubeObject {
   return { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace }, spec: { ipFamilies: ['IPv6'], ipFamilyPolicy: 'SingleStack', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } };
 }
 
+async function holdUntilInterrupted(api: BenchCluster): Promise<void> {
+  console.log(`  held: kube-dns's kubeconfig ${api.cluster.kubeconfig(api.cluster.kubeDnsToken, api.cluster.url)}, admin's ${api.cluster.kubeconfig(api.cluster.adminToken, api.cluster.url)}; ^C ends it`);
+  await new Promise((resolve) => process.once('SIGINT', resolve));
+}
+
 /** QPS and CPU per query of each server over the ClusterIP names, alternated. */
 async function load(servers: ApiDnsServer[], queries: string): Promise<{ qps: number; cpuUs: number }[]> {
   const out = servers.map(() => ({ qps: 0, cpuUs: 0 }));
@@ -303,6 +311,7 @@ try {
     const queries = join(dir, 'queries');
     writeFileSync(queries, cluster.queries);
     const last = `last.${HUGE_NS}.svc.cluster.local`;
+    if (HOLD) return holdUntilInterrupted(api);
 
     // One at a time, so no start competes with another's list. `via` is the API server's address (direct,
     // or the proxy the servers kept running reach it through, so that they alone can be cut off).
@@ -378,6 +387,7 @@ try {
   await proxy?.close();
   await api.close();
 }
+if (HOLD) process.exit(0);
 
 // CoreDNS's own sizing rule (its kubernetes plugin's README): MB for the objects it watches.
 const objects = PODS + SERVICES;
