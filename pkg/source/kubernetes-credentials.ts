@@ -16,8 +16,19 @@ export interface Credentials {
   apply(opts: RequestOptions): void;
 }
 
-/** yaml, loaded only to read a kubeconfig: an in-cluster kube-dns never needs it (~20 ms of a start). */
-function parseYaml(text: string): unknown {
+/**
+ * A kubeconfig's text. JSON (`kubectl config view -o json`, and what many tools write) is YAML too, and
+ * is read without the YAML parser; yaml is loaded only for the rest (an in-cluster kube-dns never needs
+ * it: ~20 ms of a start). Broken JSON goes to the YAML parser, which says where it broke.
+ */
+function parseKubeconfig(text: string): unknown {
+  if (text.trimStart().startsWith('{')) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      // YAML's flow mappings start with { too
+    }
+  }
   const { createRequire } = process.getBuiltinModule('node:module');
   return (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
 }
@@ -74,7 +85,7 @@ function credentials(server: string, identity: string, tls: RequestOptions, auth
  * client-node (exec, auth-provider); `masterUrl` replaces the cluster's server.
  */
 export function kubeconfigCredentials(path: string, masterUrl: string, contextName?: string): Credentials | null {
-  const cfg = dict(parseYaml(readFileSync(path, 'utf8')));
+  const cfg = dict(parseKubeconfig(readFileSync(path, 'utf8')));
   const base = dirname(path);
   const wanted = contextName ?? str(cfg['current-context']);
   const context = named(cfg.contexts, wanted, 'context');

@@ -46,4 +46,7 @@ t.test('kube-dns on the Kubernetes API: the YAML parser is loaded only to read a
   const dir = t.testdir({ kubeconfig: 'apiVersion: v1\nclusters: [{name: c, cluster: {server: "https://10.0.0.1:6443"}}]\nusers: [{name: u, user: {token: abc}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n' });
   const read = `(await import(${path('pkg/source/kubernetes-credentials.ts')})).kubeconfigCredentials(${JSON.stringify(`${dir}/kubeconfig`)}, '');`;
   t.ok(yamlAfter(read).length > 0, 'loaded once a kubeconfig is read');
+  const json = t.testdir({ kubeconfig: JSON.stringify({ apiVersion: 'v1', clusters: [{ name: 'c', cluster: { server: 'https://10.0.0.1:6443' } }], users: [{ name: 'u', user: { token: 'abc' } }], contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }], 'current-context': 'x' }) });
+  const readJson = `const c = (await import(${path('pkg/source/kubernetes-credentials.ts')})).kubeconfigCredentials(${JSON.stringify(`${json}/kubeconfig`)}, ''); if (c.server !== 'https://10.0.0.1:6443') throw new Error(c.server);`;
+  t.same(yamlAfter(readJson), [], 'not for a kubeconfig in JSON');
 });

@@ -64,6 +64,20 @@ t.test('a token file is read (and re-read later), client certificates and basic 
   t.equal(insecure.opts.rejectUnauthorized, false);
 });
 
+t.test('a kubeconfig in JSON, and one in YAML that starts with a flow mapping (not JSON), read alike', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kdt-kubeconfig-'));
+  const config = { apiVersion: 'v1', 'current-context': 'c', contexts: [{ name: 'c', context: { cluster: 'k', user: 'u' } }], clusters: [{ name: 'k', cluster: { server: 'https://10.0.0.2:6443' } }], users: [{ name: 'u', user: { token: 'abc' } }] };
+  writeFileSync(join(dir, 'json'), JSON.stringify(config, null, 2));
+  writeFileSync(join(dir, 'flow'), "{apiVersion: v1, current-context: c, contexts: [{name: c, context: {cluster: k, user: u}}], clusters: [{name: k, cluster: {server: 'https://10.0.0.2:6443'}}], users: [{name: u, user: {token: abc}}]}\n");
+  for (const file of ['json', 'flow']) {
+    const r = applied(join(dir, file));
+    t.equal(r.server, 'https://10.0.0.2:6443', file);
+    t.same(r.opts.headers, { Accept: 'application/json', Authorization: 'Bearer abc' }, file);
+  }
+  writeFileSync(join(dir, 'broken'), '{"apiVersion": "v1",\n  "clusters": [\n');
+  t.throws(() => kubeconfigCredentials(join(dir, 'broken'), ''), /line|col|Flow|flow/i, 'broken JSON: the YAML parser says where');
+});
+
 t.test("a context named (a Corefile's `kubeconfig FILE CONTEXT`) instead of the current one", async (t) => {
   const path = kubeconfig('token: abc');
   t.equal(kubeconfigCredentials(path, '', 'other')?.identity, 'anonymous (no credentials)', "the named context's user (one the file does not define)");
