@@ -132,9 +132,10 @@ function shape(): Shape {
 interface Relist {
   peakMiB: number;
   backMs: number;
-  /** kube-dns only: lists after the first, and watches answered 410, during the phase. */
+  /** kube-dns only: lists after the first, and watches answered 410, during the phase; the kinds whose watches were. */
   relists?: number;
   expired?: number;
+  expiredKinds?: string[];
 }
 
 interface Figures {
@@ -248,16 +249,34 @@ async function expiry(api: BenchCluster, proxy: ApiProxy, servers: ApiDnsServer[
     return { ...cut, back: await backAfter(servers, 'after-expiry', t0) };
   });
   const after = await Promise.all(servers.map(sourceRestarts));
-  const figures = servers.map((_, k) => ({ peakMiB: peaks[k], backMs: result.back[k], relists: after[k] && after[k].relists - before[k]!.relists, expired: after[k] && after[k].expired - before[k]!.expired }));
+  const figures = servers.map((_, k) => ({ peakMiB: peaks[k], backMs: result.back[k], ...restartsBetween(before[k], after[k]) }));
   return { figures, cutMs: result.ms, writes: result.writes };
 }
 
-/** kube-dns's lists after the first and watches answered 410, all kinds together (undefined for CoreDNS). */
-async function sourceRestarts(s: ApiDnsServer): Promise<{ relists: number; expired: number } | undefined> {
+type Restarts = Record<string, { relists: number; expired: number }>;
+
+/** kube-dns's lists after the first and watches answered 410, by kind (undefined for CoreDNS). */
+async function sourceRestarts(s: ApiDnsServer): Promise<Restarts | undefined> {
   if (s.httpPort === undefined) return undefined;
   const text = await (await fetch(`http://127.0.0.1:${s.httpPort}/metrics`)).text();
-  const sum = (re: RegExp) => text.split('\n').filter((l) => re.test(l)).reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
-  return { relists: sum(/^kubedns_source_relists_total\{/), expired: sum(/^kubedns_source_watch_restarts_total\{.*reason="expired"/) };
+  const byKind: Restarts = {};
+  for (const line of text.split('\n')) {
+    const m = /^kubedns_source_(relists_total|watch_restarts_total)\{(.*)\} (\S+)$/.exec(line);
+    if (m === null) continue;
+    const counts = (byKind[/kind="([^"]*)"/.exec(m[2])?.[1] ?? ''] ??= { relists: 0, expired: 0 });
+    if (m[1] === 'relists_total') counts.relists += Number(m[3]);
+    else if (m[2].includes('reason="expired"')) counts.expired += Number(m[3]);
+  }
+  return byKind;
+}
+
+/** What kube-dns counted between two readings: lists and 410s, and the kinds that had a 410. */
+function restartsBetween(before: Restarts | undefined, after: Restarts | undefined): Pick<Relist, 'relists' | 'expired' | 'expiredKinds'> {
+  if (before === undefined || after === undefined) return {};
+  const kinds = Object.keys(after);
+  const grew = (kind: string, what: 'relists' | 'expired') => after[kind][what] - (before[kind]?.[what] ?? 0);
+  const total = (what: 'relists' | 'expired') => kinds.reduce((n, kind) => n + grew(kind, what), 0);
+  return { relists: total('relists'), expired: total('expired'), expiredKinds: kinds.filter((kind) => grew(kind, 'expired') > 0) };
 }
 
 function service(name: string, namespace: string): KubeObject {
@@ -395,7 +414,7 @@ const formula = { withoutPods: objects / 1000 + 54, withPods: objects / 250 + 56
 const n = (x: number | undefined, d = 0) => (x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));
 const lat = (l?: LatencySummary) => (l ? `${n(l.p50Ms, 1)} / ${n(l.p99Ms, 1)} / ${n(l.maxMs, 1)}${l.timeouts ? ` (${l.timeouts} never)` : ''}` : '-');
 const range = (r?: [number, number]) => (r ? ` (${n(r[0])}-${n(r[1])})` : '');
-const rows = Object.entries(figures).map(([name, f]) => `| ${name} | ${n(f.readyMs)}${range(f.readyRange)} | ${n(f.firstAnswerMs)} | ${n(f.steadyMiB, 1)} | ${n(f.relist?.peakMiB, 1)} (${n((f.relist?.peakMiB ?? NaN) / f.steadyMiB, 2)}×) | ${n(f.relist?.backMs)} | ${n(f.expiry?.peakMiB, 1)} (${n((f.expiry?.peakMiB ?? NaN) / f.steadyMiB, 2)}×) | ${n(f.expiry?.backMs)}${f.expiry?.relists === undefined ? '' : ` (${f.expiry.relists} lists, ${f.expiry.expired} 410s)`} | ${lat(f.watch)} | ${lat(f.propagation)} | ${n(f.qps)} | ${n(f.cpuUsPerQuery, 1)} |`);
+const rows = Object.entries(figures).map(([name, f]) => `| ${name} | ${n(f.readyMs)}${range(f.readyRange)} | ${n(f.firstAnswerMs)} | ${n(f.steadyMiB, 1)} | ${n(f.relist?.peakMiB, 1)} (${n((f.relist?.peakMiB ?? NaN) / f.steadyMiB, 2)}×) | ${n(f.relist?.backMs)} | ${n(f.expiry?.peakMiB, 1)} (${n((f.expiry?.peakMiB ?? NaN) / f.steadyMiB, 2)}×) | ${n(f.expiry?.backMs)}${f.expiry?.relists === undefined ? '' : ` (${f.expiry.relists} lists, ${f.expiry.expired} 410s: ${f.expiry.expiredKinds?.join(', ')})`} | ${lat(f.watch)} | ${lat(f.propagation)} | ${n(f.qps)} | ${n(f.cpuUsPerQuery, 1)} |`);
 const when = new Date().toISOString();
 const md = `# kube-dns and CoreDNS at scale against a real kube-apiserver: ${PODS.toLocaleString('en')} pods (${when})
 
