@@ -18,7 +18,7 @@ import { promisify } from 'node:util';
 import { makeCluster } from './fixtures.ts';
 import { dnsperf } from './dnsperf.ts';
 import { cpuPerQuery, nodeCacheArgv, repoRoot, startKubeDns, stopper, waitForLine } from './servers.ts';
-import { startDnscacheWith } from './dnscache-servers.ts';
+import { cacheArgs, startDnscacheWith } from './dnscache-servers.ts';
 import { commitOf, inTempDir, writeResults } from './report.ts';
 import { median } from './stats.ts';
 import { freePort } from '../test/helpers/ports.ts';
@@ -64,7 +64,7 @@ async function startDnscache(dir: string, side: Side, kubeDnsPort: number): Prom
   const port = await freePort();
   const address = LISTEN.dnscache[side];
   const own = mkdtempSync(join(dir, 'dnscache-'));
-  const args = ['-k', `--port=${port}`, `--listen-address=${address}`, '--bind-interfaces', '--no-resolv', '--cache-size=10000', `--server=${SERVICE_IP}#${kubeDnsPort}`, '--log-facility=-', `--pid-file=${join(own, 'pid')}`];
+  const args = cacheArgs(port, kubeDnsPort, join(own, 'pid'), address);
   const running = await startDnscacheWith(side === 'ecs' ? [...args, '--add-subnet=32,128'] : args, port);
   return { address, port, pid: running.pid, stop: running.stop };
 }

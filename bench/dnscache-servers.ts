@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { oneThread, productionNodeFlags, repoRoot, stopper, waitForLine } from './servers.ts';
 import type { Running } from './servers.ts';
 
-/** The arguments both caches get: dnsmasq's spelling, one upstream, a 10,000-entry cache. */
-export function cacheArgs(port: number, upstreamPort: number, pidFile: string): string[] {
-  return ['-k', `--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--no-resolv', '--cache-size=10000', `--server=127.0.0.1#${upstreamPort}`, '--log-facility=-', `--pid-file=${pidFile}`];
+/** The arguments both caches get: dnsmasq's spelling, one upstream, a 10,000-entry cache; on 127.0.0.1 unless `address` says. */
+export function cacheArgs(port: number, upstreamPort: number, pidFile: string, address = '127.0.0.1'): string[] {
+  return ['-k', `--port=${port}`, `--listen-address=${address}`, '--bind-interfaces', '--no-resolv', '--cache-size=10000', `--server=127.0.0.1#${upstreamPort}`, '--log-facility=-', `--pid-file=${pidFile}`];
 }
 
 /**
