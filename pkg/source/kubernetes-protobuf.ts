@@ -108,7 +108,7 @@ class Reader {
     const slot = (h >>> 0) & (SHARED_SLOTS - 1);
     const known = shared[slot];
     if (known.length === stop - start && sameAscii(known, buf, start)) return known;
-    return (shared[slot] = (buf as unknown as Slices).latin1Slice(start, stop));
+    return (shared[slot] = latin1Slice(buf, start, stop));
   }
 
   skip(wire: number, end: number): void {
@@ -191,9 +191,8 @@ function repeated(out: Record<string, unknown>, name: string): unknown[] {
 /** Buffer's own decoders, without toString()'s argument checks. */
 type Slices = { utf8Slice(start: number, stop: number): string; latin1Slice(start: number, stop: number): string };
 
-function utf8Slice(buf: Buffer, start: number, stop: number): string {
-  return (buf as unknown as Slices).utf8Slice(start, stop);
-}
+const utf8Slice = (buf: Buffer, start: number, stop: number): string => (buf as unknown as Slices).utf8Slice(start, stop);
+const latin1Slice = (buf: Buffer, start: number, stop: number): string => (buf as unknown as Slices).latin1Slice(start, stop);
 
 /** Whether ASCII string `s` is the bytes of `buf` from `at`. */
 function sameAscii(s: string, buf: Buffer, at: number): boolean {
