@@ -9,6 +9,7 @@ import { Class, Rcode } from '../dns/constants.ts';
 import { canonicalName, readName } from '../dns/codec.ts';
 import { u16 } from '../dns/header.ts';
 import { emptyMessage } from '../dns/message.ts';
+import { readTtl, writeTtl } from '../dns/walk.ts';
 import { ENTRY_OVERHEAD } from '../dns/answer-cache.ts';
 import type { AnswerCache } from '../dns/answer-cache.ts';
 import type { Answer, Handler, Query } from '../dns/server.ts';
@@ -19,8 +20,8 @@ import { prepareForCache, prepareForKeeping, questionKey } from './cache.ts';
 import type { CachePolicy } from './cache.ts';
 import type { LoopDetector } from './loop.ts';
 import { ReplyRing } from './reply-ring.ts';
-import { StaleReplies, agedReply } from './stale.ts';
-import type { EarlyReply, KeptReply } from './stale.ts';
+import { StaleReplies } from './stale.ts';
+import type { EarlyReply } from './stale.ts';
 import { chaosReply } from './stats.ts';
 import type { CacheCounters } from './stats.ts';
 
@@ -88,6 +89,14 @@ export const ANSWER_KINDS = 6;
 function isDenial(wire: Uint8Array): boolean {
   const rcode = wire[3] & 0x0f;
   return rcode === Rcode.NXDOMAIN || (rcode === Rcode.NOERROR && wire[6] === 0 && wire[7] === 0);
+}
+
+/** A reply in the shared store (--workers): its bytes (read only), where its TTLs are, when it was kept (ms) and for how long (s). */
+interface KeptReply {
+  wire: Uint8Array;
+  ttlOffsets: readonly number[];
+  storedAt: number;
+  ttl: number;
 }
 
 /** An upstream reply with TTLs as the cache keeps them, and its lifetime (0 = not kept). */
@@ -198,11 +207,10 @@ export class CachingHandler {
     const asker = this.askerFor(q);
     const key = asker === null ? plain : `${asker} ${plain}`;
     if (asker !== null) {
-      const found = this.scoped?.find(key, Date.now()) ?? null;
-      const kept = found === null ? null : agedReply(found);
+      const kept = this.scoped?.copy(key, Date.now()) ?? null;
       if (kept !== null) {
         if (this.logQueries) this.log.info('query', { name: q.qname, type: question.type, from: 'cache', client: q.remoteAddress });
-        return { wire: kept.wire, tag: this.tagBase + (isDenial(kept.wire) ? AnswerKind.keptDenial : AnswerKind.keptSuccess) };
+        return { wire: kept, tag: this.tagBase + (isDenial(kept) ? AnswerKind.keptDenial : AnswerKind.keptSuccess) };
       }
     }
     const early = asker === null && this.stale?.immediate === true ? this.stale.early(key) : null;
@@ -250,10 +258,14 @@ export class CachingHandler {
     return this.tagBase + (isDenial(wire) ? AnswerKind.denial : AnswerKind.success);
   }
 
-  /** A kept reply with its TTLs aged by the whole seconds it was kept, and the seconds it has left; null when none is live. */
+  /** A copy of a kept reply with its TTLs aged by the whole seconds it was kept, and the seconds it has left; null when none is live. */
   private agedHit(store: LRUCache<string, KeptReply>, key: string): { wire: Uint8Array; ttl: number } | null {
     const e = store.get(key);
-    return e === undefined ? null : agedReply(e);
+    if (e === undefined) return null;
+    const age = Math.floor((Date.now() - e.storedAt) / 1000);
+    const wire = Buffer.from(e.wire);
+    for (const off of e.ttlOffsets) writeTtl(wire, off, Math.max(0, readTtl(wire, off) - age));
+    return { wire, ttl: e.ttl - age };
   }
 
   /**

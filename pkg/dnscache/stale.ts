@@ -5,25 +5,9 @@
 // from here, aged, until the next miss. Stale answers carry every TTL `staleTtl` (RFC 8767's 30 s
 // unsaid). dnscache's, node-cache's and a Corefile kube-dns's forwarded replies.
 
-import { readTtl, writeTtl } from '../dns/walk.ts';
 import { STALE_TTL } from './cache.ts';
 import type { CachePolicy } from './cache.ts';
 import { ReplyRing } from './reply-ring.ts';
-import type { KeptReply } from './reply-ring.ts';
-
-export type { KeptReply } from './reply-ring.ts';
-
-/** A copy of `e` with its TTLs aged by the whole seconds it has been kept, and the seconds it has left (0 or less: expired). */
-export function agedReply(e: KeptReply): { wire: Buffer; ttl: number } {
-  const age = Math.floor((Date.now() - e.storedAt) / 1000);
-  return { wire: copyWithTtls(e, (ttl) => Math.max(0, ttl - age)), ttl: e.ttl - age };
-}
-
-function copyWithTtls(e: KeptReply, ttlOf: (kept: number) => number): Buffer {
-  const wire = Buffer.from(e.wire);
-  for (const off of e.ttlOffsets) writeTtl(wire, off, ttlOf(readTtl(wire, off)));
-  return wire;
-}
 
 /** What `early` found: the reply to answer, the seconds it may be kept (0: not), and whether it is to be refreshed. */
 export interface EarlyReply {
@@ -62,10 +46,9 @@ export class StaleReplies {
 
   /** A copy of the stale reply to `key`, every TTL staleTtl; null when none is kept. */
   answer(key: string): Buffer | null {
-    const e = this.kept.find(key, Date.now());
-    if (e === null) return null;
-    this.served++;
-    return copyWithTtls(e, () => this.staleTtl);
+    const wire = this.kept.copy(key, Date.now(), this.staleTtl);
+    if (wire !== null) this.served++;
+    return wire;
   }
 
   /**
@@ -73,12 +56,12 @@ export class StaleReplies {
    * past them a stale copy, not to be kept, and `refresh` (see refresh()); null when none is kept.
    */
   early(key: string): EarlyReply | null {
-    const e = this.kept.find(key, Date.now());
-    if (e === null) return null;
-    const aged = agedReply(e);
-    if (aged.ttl > 0) return { ...aged, refresh: false };
+    const now = Date.now();
+    const aged = this.kept.copy(key, now);
+    if (aged === null) return null;
+    if (this.kept.leftS > 0) return { wire: aged, ttl: this.kept.leftS, refresh: false };
     this.served++;
-    return { wire: copyWithTtls(e, () => this.staleTtl), ttl: 0, refresh: true };
+    return { wire: this.kept.copy(key, now, this.staleTtl)!, ttl: 0, refresh: true };
   }
 
   /** Runs `fetch` (which keeps what it gets) for `key` unless one already runs for it. */
