@@ -8,6 +8,10 @@
 //    manifest runs it for autopath), one without.
 // Made-up cluster names from 8 askers at a fixed rate (every one a miss in the cache, NXDOMAIN from
 // kube-dns), rounds alternated: each cache's CPU per query, user + system.
+// With a baseline checkout (`npm run bench:asker-miss-cost -- <checkout with dist/ built>`, or
+// BENCH_BASELINE), dnscache's second side is that build's dnscache, with --add-subnet=32,128 too: the
+// cost against before, where the manifest passed the asker on already. BENCH_PROGRAMS: a comma list
+// (node-cache,dnscache).
 // Writes bench/results/asker-miss-cost-<date>.{json,md}.
 
 import { execFile, spawn } from 'node:child_process';
@@ -33,8 +37,10 @@ const SERVICE_IP = '127.0.0.1';
 const OTHER_IP = '127.0.0.2';
 
 type Side = 'ecs' | 'plain';
-const PROGRAMS = ['node-cache', 'dnscache'] as const;
-type Program = (typeof PROGRAMS)[number];
+const ALL_PROGRAMS = ['node-cache', 'dnscache'] as const;
+type Program = (typeof ALL_PROGRAMS)[number];
+const PROGRAMS = ALL_PROGRAMS.filter((p) => process.env.BENCH_PROGRAMS?.split(',').includes(p) ?? true);
+const baseline = process.argv[2] ?? process.env.BENCH_BASELINE;
 
 interface Cache {
   address: string;
@@ -65,7 +71,8 @@ async function startDnscache(dir: string, side: Side, kubeDnsPort: number): Prom
   const address = LISTEN.dnscache[side];
   const own = mkdtempSync(join(dir, 'dnscache-'));
   const args = cacheArgs(port, kubeDnsPort, join(own, 'pid'), address);
-  const running = await startDnscacheWith(side === 'ecs' ? [...args, '--add-subnet=32,128'] : args, port);
+  const passesOn = side === 'ecs' || baseline !== undefined;
+  const running = await startDnscacheWith(passesOn ? [...args, '--add-subnet=32,128'] : args, port, [], side === 'plain' && baseline !== undefined ? baseline : repoRoot);
   return { address, port, pid: running.pid, stop: running.stop };
 }
 
@@ -77,6 +84,9 @@ async function round(address: string, port: number, pid: number, files: string[]
   return r.us;
 }
 
+/** What a side is: with a baseline, dnscache's second side is that build, passing the asker on too. */
+const sideName = (p: Program, side: Side) =>
+  p === 'dnscache' && baseline !== undefined ? (side === 'ecs' ? 'this build, asker passed on' : `${commitOf(baseline).split(' ')[0]}, asker passed on`) : side === 'ecs' ? 'asker passed on' : 'nothing passed on';
 type Figures = Record<Program, Record<Side, number[]>>;
 
 async function main(dir: string): Promise<Figures> {
@@ -99,7 +109,7 @@ async function main(dir: string): Promise<Figures> {
             });
             us[program][k].push(await round(caches[k].address, caches[k].port, caches[k].pid, files));
           }
-          console.log(`  ${program} round ${r + 1}: with the asker passed on ${us[program].ecs[r].toFixed(2)} µs/query, without ${us[program].plain[r].toFixed(2)}`);
+          console.log(`  ${program} round ${r + 1}: ${sideName(program, 'ecs')} ${us[program].ecs[r].toFixed(2)} µs/query, ${sideName(program, 'plain')} ${us[program].plain[r].toFixed(2)}`);
         }
       } finally {
         for (const s of Object.values(caches)) await s.stop();
@@ -115,14 +125,18 @@ const when = new Date().toISOString();
 const us = await inTempDir('kdt-bench-askermiss-', main);
 const ratios = Object.fromEntries(PROGRAMS.map((p) => [p, median(us[p].ecs) / median(us[p].plain)])) as Record<Program, number>;
 const rows = PROGRAMS.flatMap((p) => [
-  `| ${p} | asker passed on | ${us[p].ecs.map((v) => v.toFixed(2)).join(' / ')} | ${median(us[p].ecs).toFixed(2)} | **${ratios[p].toFixed(3)}×** |`,
-  `| ${p} | nothing passed on | ${us[p].plain.map((v) => v.toFixed(2)).join(' / ')} | ${median(us[p].plain).toFixed(2)} | |`,
+  `| ${p} | ${sideName(p, 'ecs')} | ${us[p].ecs.map((v) => v.toFixed(2)).join(' / ')} | ${median(us[p].ecs).toFixed(2)} | **${ratios[p].toFixed(3)}×** |`,
+  `| ${p} | ${sideName(p, 'plain')} | ${us[p].plain.map((v) => v.toFixed(2)).join(' / ')} | ${median(us[p].plain).toFixed(2)} | |`,
 ]);
+const dnscaches =
+  baseline === undefined
+    ? 'one with `--add-subnet=32,128` (as the manifest runs it), one without'
+    : `both with \`--add-subnet=32,128\` (as the manifest runs it): this build's and that of ${commitOf(baseline).split(' ')[0]}`;
 const md = `# What passing the asker on costs our caches a miss (${when})
 
-${commitOf(repoRoot)}. node ${process.version}, ${cpus().length} CPUs, load average at start ${loadavg()[0].toFixed(2)}. One kube-dns (one thread, CPU 0, with dnsperf). Two node-caches (CPU 1, alone), \`cluster.local\` with \`cache\` and \`forward … { force_tcp }\` as the node-local template: one forwarding to the cluster DNS Service's address (the asker's address passed on as an EDNS Client Subnet), one to another address of the same kube-dns (nothing passed on). Then two dnscaches (CPU 1, alone) with dnsmasq-nanny's arguments and a 10,000-entry cache: one with \`--add-subnet=32,128\` (as the manifest runs it), one without. Made-up cluster names (every one a miss, NXDOMAIN) from 8 askers at ${RATE}/s each (dnsperf -a), ${SECONDS} s a round, ${ROUNDS} rounds alternated; each cache's CPU per query, user + system.
+${commitOf(repoRoot)}. node ${process.version}, ${cpus().length} CPUs, load average at start ${loadavg()[0].toFixed(2)}. One kube-dns (one thread, CPU 0, with dnsperf). ${PROGRAMS.includes('node-cache') ? "Two node-caches (CPU 1, alone), \`cluster.local\` with \`cache\` and \`forward … { force_tcp }\` as the node-local template: one forwarding to the cluster DNS Service's address (the asker's address passed on as an EDNS Client Subnet), one to another address of the same kube-dns (nothing passed on). " : ''}${PROGRAMS.includes('dnscache') ? `Two dnscaches (CPU 1, alone) with dnsmasq-nanny's arguments and a 10,000-entry cache: ${dnscaches}.` : ''} Made-up cluster names (every one a miss, NXDOMAIN) from 8 askers at ${RATE}/s each (dnsperf -a), ${SECONDS} s a round, ${ROUNDS} rounds alternated; each cache's CPU per query, user + system.
 
-| cache | | CPU µs/query, per round | median | passed on / not |
+| cache | | CPU µs/query, per round | median | first / second |
 |---|---|---|---|---|
 ${rows.join('\n')}
 `;
