@@ -131,10 +131,14 @@ const rows = PROGRAMS.flatMap((p) => [
 const dnscaches =
   baseline === undefined
     ? 'one with `--add-subnet=32,128` (as the manifest runs it), one without'
-    : `both with \`--add-subnet=32,128\` (as the manifest runs it): this build's and that of ${commitOf(baseline).split(' ')[0]}`;
+    : "both with `--add-subnet=32,128` (as the manifest runs it): this build's and that of " + commitOf(baseline).split(' ')[0];
+const nodeCaches = PROGRAMS.includes('node-cache')
+  ? `Two node-caches (CPU 1, alone), \`cluster.local\` with \`cache\` and \`forward … { force_tcp }\` as the node-local template: one forwarding to the cluster DNS Service's address (the asker's address passed on as an EDNS Client Subnet), one to another address of the same kube-dns (nothing passed on). `
+  : '';
+const dnscacheText = PROGRAMS.includes('dnscache') ? `Two dnscaches (CPU 1, alone) with dnsmasq-nanny's arguments and a 10,000-entry cache: ${dnscaches}.` : '';
 const md = `# What passing the asker on costs our caches a miss (${when})
 
-${commitOf(repoRoot)}. node ${process.version}, ${cpus().length} CPUs, load average at start ${loadavg()[0].toFixed(2)}. One kube-dns (one thread, CPU 0, with dnsperf). ${PROGRAMS.includes('node-cache') ? "Two node-caches (CPU 1, alone), \`cluster.local\` with \`cache\` and \`forward … { force_tcp }\` as the node-local template: one forwarding to the cluster DNS Service's address (the asker's address passed on as an EDNS Client Subnet), one to another address of the same kube-dns (nothing passed on). " : ''}${PROGRAMS.includes('dnscache') ? `Two dnscaches (CPU 1, alone) with dnsmasq-nanny's arguments and a 10,000-entry cache: ${dnscaches}.` : ''} Made-up cluster names (every one a miss, NXDOMAIN) from 8 askers at ${RATE}/s each (dnsperf -a), ${SECONDS} s a round, ${ROUNDS} rounds alternated; each cache's CPU per query, user + system.
+${commitOf(repoRoot)}. node ${process.version}, ${cpus().length} CPUs, load average at start ${loadavg()[0].toFixed(2)}. One kube-dns (one thread, CPU 0, with dnsperf). ${nodeCaches}${dnscacheText} Made-up cluster names (every one a miss, NXDOMAIN) from 8 askers at ${RATE}/s each (dnsperf -a), ${SECONDS} s a round, ${ROUNDS} rounds alternated; each cache's CPU per query, user + system.
 
 | cache | | CPU µs/query, per round | median | first / second |
 |---|---|---|---|---|
