@@ -148,14 +148,27 @@ export function withClientSubnet(query: Uint8Array, address: string): Uint8Array
 
 /**
  * A reply's Client Subnet SCOPE (-1 without one) and the reply without the option (the same bytes
- * when it has none), from one walk of the message.
+ * when it has none), from one walk of the message. `addedOpt`: the OPT was ours (withClientSubnet
+ * gave a query without one its own): its whole record is taken out, the reply as the asker's own query
+ * would have had it (one with an extended RCODE keeps its OPT), so that it takes the same way through
+ * the DnsServer as any reply without an OPT.
  */
-export function takeClientSubnet(reply: Uint8Array): { scope: number; wire: Uint8Array } {
+export function takeClientSubnet(reply: Uint8Array, addedOpt = false): { scope: number; wire: Uint8Array } {
   const opt = findOpt(reply);
   if (opt === null) return { scope: -1, wire: reply };
   let scope = -1;
   for (let p = opt.rdata; p + 4 <= opt.end; p += 4 + u16(reply, p + 2)) {
     if (u16(reply, p) === OPTION_ECS && p + 8 <= opt.end) scope = reply[p + 7];
   }
+  if (addedOpt && reply[opt.rdata - 6] === 0) return { scope, wire: withoutRecord(reply, opt) };
   return { scope, wire: scope < 0 ? reply : withoutClientSubnet(reply, opt, 0) };
+}
+
+/** `wire` without the additional record at [start, end), in one buffer from the pool. */
+function withoutRecord(wire: Uint8Array, r: { start: number; end: number }): Buffer {
+  const out = Buffer.allocUnsafe(wire.length - (r.end - r.start));
+  out.set(wire.subarray(0, r.start), 0);
+  out.set(wire.subarray(r.end), r.start);
+  setU16(out, OFF_ARCOUNT, u16(wire, OFF_ARCOUNT) - 1);
+  return out;
 }

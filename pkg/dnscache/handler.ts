@@ -269,12 +269,13 @@ export class CachingHandler {
   }
 
   /**
-   * The reply to a question sent with the asker's address, the option taken out: one scoped to the
+   * The reply to a question sent with the asker's address, the option taken out (with the OPT we
+   * added, `addedOpt`, where the asker sent none): one scoped to the
    * asker kept for it alone (under `key`); any other as every reply is (under `plain`: serve-stale's
    * copy, the shared store).
    */
-  private received(reply: Uint8Array, key: string, plain: string, qname: string): Forwarded {
-    const { scope, wire } = takeClientSubnet(reply);
+  private received(reply: Uint8Array, key: string, plain: string, qname: string, addedOpt: boolean): Forwarded {
+    const { scope, wire } = takeClientSubnet(reply, addedOpt);
     if (scope <= 0) return this.kept(wire, plain, qname);
     const { ttl, ttlOffsets } = prepareForKeeping(wire, this.policy, qname);
     if (ttl > 0) {
@@ -300,7 +301,7 @@ export class CachingHandler {
     const pending =
       query === null
         ? this.forwarder.forward(q.wire, q.qname).then((wire) => this.kept(wire, key, q.qname))
-        : this.forwarder.forward(query, q.qname).then((wire) => this.received(wire, key, plain, q.qname));
+        : this.forwarder.forward(query, q.qname).then((wire) => this.received(wire, key, plain, q.qname, q.message.edns === null));
     this.inflight.set(key, pending);
     const forget = () => {
       if (this.inflight.get(key) === pending) this.inflight.delete(key);

@@ -51,6 +51,17 @@ t.test('takeClientSubnet: the scope, and the reply without the option', async (t
   t.equal(replyClientScope(new Uint8Array(5)), -1, 'too short to read');
 });
 
+t.test('takeClientSubnet with an OPT of ours (the asker sent none): the whole OPT taken out, the scope read', async (t) => {
+  const reply = query([ecs(1, 32, 32, 10, 1, 2, 3)]);
+  const { scope, wire } = takeClientSubnet(reply, true);
+  t.equal(scope, 32);
+  t.equal(parseMessage(Buffer.from(wire)).edns, null, 'no OPT left');
+  t.same(Array.from(wire), Array.from(query(null)), 'the reply as it is without the OPT, ARCOUNT one less');
+  const badvers = Buffer.from(reply);
+  badvers[badvers.length - 12 - 6] = 1; // the OPT's extended RCODE (the option is its last 12 bytes): BADVERS, not ours to drop
+  t.ok(parseMessage(Buffer.from(takeClientSubnet(badvers, true).wire)).edns !== null, 'an extended RCODE keeps its OPT');
+});
+
 t.test('clientSubnetOpt: the OPT record the server answers with', async (t) => {
   const m = emptyMessage(1);
   m.questions.push({ name: 'x', type: Type.A, class: Class.IN });
