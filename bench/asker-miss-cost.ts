@@ -41,6 +41,8 @@ const ALL_PROGRAMS = ['node-cache', 'dnscache'] as const;
 type Program = (typeof ALL_PROGRAMS)[number];
 const PROGRAMS = ALL_PROGRAMS.filter((p) => process.env.BENCH_PROGRAMS?.split(',').includes(p) ?? true);
 const baseline = process.argv[2] ?? process.env.BENCH_BASELINE;
+/** The baseline's commit, read once (every round's line names it). */
+const baselineCommit = baseline === undefined ? '' : commitOf(baseline).split(' ')[0];
 
 interface Cache {
   address: string;
@@ -86,7 +88,7 @@ async function round(address: string, port: number, pid: number, files: string[]
 
 /** What a side is: with a baseline, dnscache's second side is that build, passing the asker on too. */
 const sideName = (p: Program, side: Side) =>
-  p === 'dnscache' && baseline !== undefined ? (side === 'ecs' ? 'this build, asker passed on' : `${commitOf(baseline).split(' ')[0]}, asker passed on`) : side === 'ecs' ? 'asker passed on' : 'nothing passed on';
+  p === 'dnscache' && baseline !== undefined ? (side === 'ecs' ? 'this build, asker passed on' : `${baselineCommit}, asker passed on`) : side === 'ecs' ? 'asker passed on' : 'nothing passed on';
 type Figures = Record<Program, Record<Side, number[]>>;
 
 async function main(dir: string): Promise<Figures> {
@@ -131,7 +133,7 @@ const rows = PROGRAMS.flatMap((p) => [
 const dnscaches =
   baseline === undefined
     ? 'one with `--add-subnet=32,128` (as the manifest runs it), one without'
-    : "both with `--add-subnet=32,128` (as the manifest runs it): this build's and that of " + commitOf(baseline).split(' ')[0];
+    : "both with `--add-subnet=32,128` (as the manifest runs it): this build's and that of " + baselineCommit;
 const nodeCaches = PROGRAMS.includes('node-cache')
   ? `Two node-caches (CPU 1, alone), \`cluster.local\` with \`cache\` and \`forward … { force_tcp }\` as the node-local template: one forwarding to the cluster DNS Service's address (the asker's address passed on as an EDNS Client Subnet), one to another address of the same kube-dns (nothing passed on). `
   : '';
