@@ -92,9 +92,10 @@ export class ReplyRing {
 
   /**
    * A copy of the reply kept for `key` and still to be given at `nowMs`, or null; every TTL in it
-   * `ttl`, or with AGED its own less the whole seconds it has been kept. Sets leftS.
+   * `ttl`, or with AGED its own less the whole seconds it has been kept; `expiredTtl` instead once
+   * its own TTL has run out (serve-stale's immediate answer: one lookup whichever it is). Sets leftS.
    */
-  copy(key: string, nowMs: number, ttl = AGED): Buffer | null {
+  copy(key: string, nowMs: number, ttl = AGED, expiredTtl = ttl): Buffer | null {
     if (this.bytes === null) return null;
     const slot = this.slotOf(key, hashOf(key), nowMs);
     if (slot < 0) return null;
@@ -106,9 +107,10 @@ export class ReplyRing {
     this.bytes.copy(out, 0, wireStart, wireStart + out.length);
     const age = Math.floor((nowMs - v.getFloat64(p + AT.keptAt)) / 1000);
     this.leftS = v.getUint32(p + AT.ttl) - age;
+    const set = this.leftS > 0 ? ttl : expiredTtl;
     for (let i = 0; i < offsets; i++) {
       const off = v.getUint16(p + HEADER + 2 * i);
-      writeTtl(out, off, ttl === AGED ? Math.max(0, readTtl(out, off) - age) : ttl);
+      writeTtl(out, off, set === AGED ? Math.max(0, readTtl(out, off) - age) : set);
     }
     return out;
   }

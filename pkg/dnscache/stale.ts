@@ -7,7 +7,7 @@
 
 import { STALE_TTL } from './cache.ts';
 import type { CachePolicy } from './cache.ts';
-import { ReplyRing } from './reply-ring.ts';
+import { AGED, ReplyRing } from './reply-ring.ts';
 
 /** What `early` found: the reply to answer, the seconds it may be kept (0: not), and whether it is to be refreshed. */
 export interface EarlyReply {
@@ -56,12 +56,11 @@ export class StaleReplies {
    * past them a stale copy, not to be kept, and `refresh` (see refresh()); null when none is kept.
    */
   early(key: string): EarlyReply | null {
-    const now = Date.now();
-    const aged = this.kept.copy(key, now);
-    if (aged === null) return null;
-    if (this.kept.leftS > 0) return { wire: aged, ttl: this.kept.leftS, refresh: false };
+    const wire = this.kept.copy(key, Date.now(), AGED, this.staleTtl);
+    if (wire === null) return null;
+    if (this.kept.leftS > 0) return { wire, ttl: this.kept.leftS, refresh: false };
     this.served++;
-    return { wire: this.kept.copy(key, now, this.staleTtl)!, ttl: 0, refresh: true };
+    return { wire, ttl: 0, refresh: true };
   }
 
   /** Runs `fetch` (which keeps what it gets) for `key` unless one already runs for it. */

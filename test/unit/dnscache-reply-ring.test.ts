@@ -41,6 +41,11 @@ t.test('past its TTL a kept reply is copied with TTLs of 0, or every TTL set as 
   t.equal(ring.leftS, -40, 'expired: 40 s ago');
   const stale = ring.copy('k', 100_000, 30)!;
   t.same([readTtl(stale, 12), readTtl(stale, 30)], [30, 30]);
+  const expiredSet = ring.copy('k', 100_000, 5, 30)!;
+  t.same([readTtl(expiredSet, 12), readTtl(expiredSet, 30)], [30, 30], 'expired: the TTL for then');
+  const goodSet = ring.copy('k', 10_000, undefined, 30)!;
+  t.same([readTtl(goodSet, 12), readTtl(goodSet, 30)], [50, 290], 'still good: aged, the TTL for then unused');
+  t.equal(ring.leftS, 50);
 });
 
 t.test('a copy is the caller\'s: later keeps overwriting the ring do not change it', async (t) => {
