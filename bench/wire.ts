@@ -1,0 +1,86 @@
+// Latency as the wire sees it: tcpdump on lo (kernel timestamps) records the askers' queries and the
+// server's answers, and each answer is paired with its query (asker address and port, DNS ID). Left
+// out: the askers' own scheduling, which on a small machine shares its CPU with the flood and the
+// backends and reads as the server's latency in dnsperf's figures. Needs root and tcpdump; without
+// either, null (the figures then come from dnsperf alone).
+
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+
+export interface WireTimes {
+  /** Milliseconds from a query to its answer, with the query's name. */
+  times: { name: string; ms: number }[];
+}
+
+export interface WireCapture {
+  stop(): Promise<WireTimes>;
+}
+
+/** Whether a capture can run here (root, tcpdump on the PATH). */
+export function wireCanCapture(): boolean {
+  return process.getuid?.() === 0 && spawnSync('tcpdump', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+/** Starts capturing UDP between `askers` and `port` into `file` (on `cpu`); resolves once tcpdump listens. */
+export async function captureWire(file: string, askers: readonly string[], port: number, cpu: string): Promise<WireCapture> {
+  const filter = `udp and port ${port} and (${askers.map((a) => `host ${a}`).join(' or ')})`;
+  const child = spawn('taskset', ['-c', cpu, 'tcpdump', '-i', 'lo', '-n', '-q', '-B', '65536', '--time-stamp-precision=nano', '-w', file, filter], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      if (err.includes('listening on')) resolve();
+    });
+    child.on('exit', () => reject(new Error(`tcpdump: ${err.trim()}`)));
+  });
+  return {
+    async stop() {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGINT');
+      await exited;
+      const times = pairs(readFileSync(file), port);
+      rmSync(file, { force: true });
+      return { times };
+    },
+  };
+}
+
+/** The pcap's queries to `port` paired with their answers (nanosecond pcap, Ethernet framing as on lo). */
+export function pairs(pcap: Buffer, port: number): { name: string; ms: number }[] {
+  if (pcap.length < 24 || pcap.readUInt32LE(0) !== 0xa1b23c4d) throw new Error('not a little-endian nanosecond pcap');
+  const asked = new Map<string, { at: number; name: string }>();
+  const times: { name: string; ms: number }[] = [];
+  for (let p = 24; p + 16 <= pcap.length; ) {
+    const at = pcap.readUInt32LE(p) * 1e3 + pcap.readUInt32LE(p + 4) / 1e6;
+    const length = pcap.readUInt32LE(p + 8);
+    const frame = pcap.subarray(p + 16, p + 16 + length);
+    p += 16 + length;
+    const ip = 14;
+    if (frame.length < ip + 20 || frame[ip + 9] !== 17) continue;
+    const udp = ip + (frame[ip] & 0xf) * 4;
+    const dns = udp + 8;
+    if (frame.length < dns + 12) continue;
+    const [from, to] = [frame.readUInt16BE(udp), frame.readUInt16BE(udp + 2)];
+    const src = frame.readUInt32BE(ip + 12);
+    const dst = frame.readUInt32BE(ip + 16);
+    const id = frame.readUInt16BE(dns);
+    if (to === port) {
+      const key = `${src}:${from}:${id}`;
+      // lo may show a packet twice: the first sight is when it was sent.
+      if (!asked.has(key)) asked.set(key, { at, name: nameAt(frame, dns + 12) });
+    } else if (from === port) {
+      const q = asked.get(`${dst}:${to}:${id}`);
+      if (q === undefined) continue;
+      asked.delete(`${dst}:${to}:${id}`);
+      times.push({ name: q.name, ms: at - q.at });
+    }
+  }
+  return times;
+}
+
+/** The question's name (dotted, no final dot), read from `at`. */
+function nameAt(frame: Buffer, at: number): string {
+  const labels: string[] = [];
+  for (let p = at; p < frame.length && frame[p] !== 0 && labels.length < 128; p += frame[p] + 1) labels.push(frame.toString('latin1', p + 1, p + 1 + frame[p]));
+  return labels.join('.');
+}
