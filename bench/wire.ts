@@ -35,9 +35,11 @@ export async function captureWire(file: string, askers: readonly string[], port:
   });
   return {
     async stop() {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGINT');
-      await exited;
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGINT');
+        await exited;
+      }
       const times = pairs(readFileSync(file), port);
       rmSync(file, { force: true });
       return { times };
