@@ -6,6 +6,7 @@
 
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
+import { readName } from '../pkg/dns/names.ts';
 
 export interface WireTimes {
   /** Milliseconds from a query to its answer, with the query's name. */
@@ -48,7 +49,7 @@ export async function captureWire(file: string, askers: readonly string[], port:
 }
 
 /** The pcap's queries to `port` paired with their answers (nanosecond pcap, Ethernet framing as on lo). */
-export function pairs(pcap: Buffer, port: number): { name: string; ms: number }[] {
+function pairs(pcap: Buffer, port: number): { name: string; ms: number }[] {
   if (pcap.length < 24 || pcap.readUInt32LE(0) !== 0xa1b23c4d) throw new Error('not a little-endian nanosecond pcap');
   const asked = new Map<string, { at: number; name: string }>();
   const times: { name: string; ms: number }[] = [];
@@ -69,7 +70,7 @@ export function pairs(pcap: Buffer, port: number): { name: string; ms: number }[
     if (to === port) {
       const key = `${src}:${from}:${id}`;
       // lo may show a packet twice: the first sight is when it was sent.
-      if (!asked.has(key)) asked.set(key, { at, name: nameAt(frame, dns + 12) });
+      if (!asked.has(key)) asked.set(key, { at, name: readName(frame, { pos: dns + 12 }, frame.length) });
     } else if (from === port) {
       const q = asked.get(`${dst}:${to}:${id}`);
       if (q === undefined) continue;
@@ -78,11 +79,4 @@ export function pairs(pcap: Buffer, port: number): { name: string; ms: number }[
     }
   }
   return times;
-}
-
-/** The question's name (dotted, no final dot), read from `at`. */
-function nameAt(frame: Buffer, at: number): string {
-  const labels: string[] = [];
-  for (let p = at; p < frame.length && frame[p] !== 0 && labels.length < 128; p += frame[p] + 1) labels.push(frame.toString('latin1', p + 1, p + 1 + frame[p]));
-  return labels.join('.');
 }
