@@ -160,6 +160,7 @@ export function takeClientSubnet(reply: Uint8Array, addedOpt = false): { scope: 
   for (let p = opt.rdata; p + 4 <= opt.end; p += 4 + u16(reply, p + 2)) {
     if (u16(reply, p) === OPTION_ECS && p + 8 <= opt.end) scope = reply[p + 7];
   }
+  // The OPT's TTL field (6 bytes before its RDATA) begins with the extended RCODE.
   if (addedOpt && reply[opt.rdata - 6] === 0) return { scope, wire: withoutRecord(reply, opt) };
   return { scope, wire: scope < 0 ? reply : withoutClientSubnet(reply, opt, 0) };
 }

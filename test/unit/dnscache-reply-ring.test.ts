@@ -4,7 +4,7 @@
 // oldest are given up first when the ring or its table is full; what cannot be kept (a key beyond
 // latin1, a reply too big) is not; clear() gives up everything.
 import t from 'tap';
-import { ReplyRing } from '../../pkg/dnscache/reply-ring.ts';
+import { AGED, ReplyRing } from '../../pkg/dnscache/reply-ring.ts';
 import { readTtl, writeTtl } from '../../pkg/dns/walk.ts';
 
 const reply = (n: number, length = 40) => Uint8Array.from({ length }, (_, i) => (n + i) & 0xff);
@@ -43,7 +43,7 @@ t.test('past its TTL a kept reply is copied with TTLs of 0, or every TTL set as 
   t.same([readTtl(stale, 12), readTtl(stale, 30)], [30, 30]);
   const expiredSet = ring.copy('k', 100_000, 5, 30)!;
   t.same([readTtl(expiredSet, 12), readTtl(expiredSet, 30)], [30, 30], 'expired: the TTL for then');
-  const goodSet = ring.copy('k', 10_000, undefined, 30)!;
+  const goodSet = ring.copy('k', 10_000, AGED, 30)!;
   t.same([readTtl(goodSet, 12), readTtl(goodSet, 30)], [50, 290], 'still good: aged, the TTL for then unused');
   t.equal(ring.leftS, 50);
 });
