@@ -7,7 +7,11 @@
 // misses scaled by how far the utilisation was from `busyAt`: too busy, less; room left, more) over
 // what each asked, so an asker asking less than its share keeps all of it; never under the floor.
 // An asker alone is shared with nobody, unless the port's receive queue backs up (udp-backlog.ts):
-// a flood that fills it would leave no room for the packets of whoever comes next. With `slots`, misses waiting on an upstream
+// a flood that fills it would leave no room for the packets of whoever comes next. The thread
+// falling behind is the same pressure: a miss read after it has run LATE_MS without a break (its
+// event loop never idle since) waited that long, and so did every query read with it. A flood the
+// thread keeps up with on average still comes in bursts (its own, its upstream's answers), and the
+// others' hits queued behind each (dnscache under a UDP flood: 38 % busy, hits' p99 0.3 -> 5 ms). With `slots`, misses waiting on an upstream
 // are shared the same way once that many are in flight. What exceeds a share is dropped before the
 // query is parsed beyond its question. Sharing ends after a second with nothing dropped.
 //
@@ -42,6 +46,8 @@ export interface FairnessOptions {
   now?: () => number;
   /** The UDP backlog of a port (tests). Default: the kernel's (udp-backlog.ts). */
   backlog?: (port: number) => UdpBacklog | null;
+  /** Milliseconds the event loop has been idle in all (tests). Default: libuv's count. */
+  idleTime?: () => number;
 }
 
 /** One asker's counts. */
@@ -83,6 +89,8 @@ const OVERFLOW = '*';
 const CALM_WINDOWS = 10;
 /** A busy fraction at which the thread is taken to have more work than time. */
 const SATURATED = 0.99;
+/** Milliseconds the thread runs without a break before what it reads is late (a hit alone: 0.1-0.5 ms). */
+export const LATE_MS = 2;
 
 function eventLoopBusy(): () => number {
   let last: EventLoopUtilization = performance.eventLoopUtilization();
@@ -112,12 +120,18 @@ export class Fairness {
   private readonly windowMs: number;
   private readonly now: () => number;
   private readonly backlog: (port: number) => UdpBacklog | null;
+  private readonly idleTime: () => number;
+  /** The idle count when last read, and when the thread last came out of idle (as near as a miss saw it). */
+  private lastIdle = -1;
+  private busySince = 0;
+  /** A miss read late this window (LATE_MS). */
+  private late = false;
   private readonly watched = new Map<number, { threshold: number; drops: number }>();
   /** The watched ports' flow steering (udp-steer.ts): flooding flows moved to queues of their own. */
   private readonly steering: FlowSteering[] = [];
-  /** The last window's: a watched queue backing up. */
+  /** The last window's: a watched queue backing up, or a miss read late. */
   private pressure = false;
-  /** A watched queue backed up since sharing began: its floods are steered (udp-steer.ts) until sharing ends. */
+  /** Pressure since sharing began: floods are steered (udp-steer.ts) until sharing ends. */
   private backedUp = false;
   private windowStart: number;
   /** Misses in flight each asker may have once `slots` are: the slots over the askers waiting (at the last window's end). */
@@ -131,6 +145,7 @@ export class Fairness {
     this.windowMs = windowMs;
     this.now = o.now ?? (() => performance.now());
     this.backlog = o.backlog ?? udpBacklog;
+    this.idleTime = o.idleTime ?? (() => performance.nodeTiming.idleTime);
     this.windowStart = this.now();
     this.busyAt = o.busyAt ?? 0.9;
     this.floor = Math.max(1, Math.round(((o.floorPerSecond ?? 200) * windowMs) / 1000));
@@ -170,6 +185,7 @@ export class Fairness {
       if (a === undefined) this.askers.set(key, (a = new Asker(key)));
     }
     a.asked++;
+    this.noteLateness();
     if (this.shared && (a.admitted >= this.paced() || (this.slots > 0 && this.inflight >= this.slots && a.inflight >= this.slotShare))) {
       this.dropped(a);
       return null;
@@ -177,6 +193,21 @@ export class Fairness {
     a.admitted++;
     this.admittedInWindow++;
     return a;
+  }
+
+  /**
+   * Whether the thread has run LATE_MS since it last waited for work. libuv counts idle time only
+   * while the loop blocks, so an unchanged count means no break since; two native reads a miss.
+   */
+  private noteLateness(): void {
+    const idle = this.idleTime();
+    const now = this.now();
+    if (idle !== this.lastIdle) {
+      this.lastIdle = idle;
+      this.busySince = now;
+    } else if (now - this.busySince >= LATE_MS) {
+      this.late = true;
+    }
   }
 
   /** `a`'s admitted miss awaits an answer (started) or got one (finished). */
@@ -263,9 +294,11 @@ export class Fairness {
     // Alone in waiting, an asker has nobody to leave slots to: the upstream's own limit answers it.
     this.slotShare = waiting < 2 ? Infinity : Math.floor(this.slots / waiting) || 1;
     const slotsFull = this.slots > 0 && this.inflight >= this.slots;
-    // A thread with time to spare reads what comes as it comes: its queue cannot be backing up, and
-    // /proc/net/udp is not free to read (the kernel walks its whole UDP table).
-    this.pressure = busy >= this.busyAt / 2 && this.pressed();
+    // A thread with time to spare on average may still fall behind in a burst (late). Its queue
+    // cannot back up for long, though, and /proc/net/udp is not free to read (the kernel walks its
+    // whole UDP table).
+    this.pressure = this.late || (busy >= this.busyAt / 2 && this.pressed());
+    this.late = false;
     if (!this.shared && (busy >= this.busyAt || slotsFull || this.pressure)) {
       this.shared = true;
       this.calm = 0;

@@ -7,15 +7,23 @@
 // own queue is left to everyone else.
 //
 // A flow (source address and port) is steered when, while misses are shared because the queue backs
-// up, its asker's misses were dropped over its share at least MIN_DROPS times in a window; at most
-// MAX_FLOWS at once, the most dropped first. What arrives on a flow's queue is answered as any other
-// query (its asker keeps its share). A flow goes back when its asker is no longer limited, or sharing
-// ends. Only an asker that is the packet's own source is steered: one named in a trusted cache's
-// Client Subnet shares its cache's flows with everyone behind it.
+// up or the thread falls behind (fairness.ts), its asker's misses were dropped over its share at
+// least MIN_DROPS times in a window; at most MAX_FLOWS at once, the most dropped first. What arrives
+// on a flow's queue is answered as any other query (its asker keeps its share); once a miss of it is
+// dropped over that share, the queue is not read again until the window ends. Read and dropped one
+// by one, the flood still cost the thread a few microseconds a datagram, tens of thousands a second,
+// in bursts the others' queries waited behind; unread, the queue stays full and the kernel drops the
+// rest for nothing. The flow's hits wait with it: its own queue, its own loss. A flow goes back when
+// its asker is no longer limited, or sharing ends. Only an asker that is the packet's own source is
+// steered: one named in a trusted cache's Client Subnet shares its cache's flows with everyone behind
+// it.
 
 /** A flow's own queue: a connected socket (UdpListener.steer). */
 export interface SteeredQueue {
   close(): void;
+  /** Reads nothing (the kernel keeps what fits and drops the rest) until resume(). */
+  pause(): void;
+  resume(): void;
 }
 
 export interface FlowSteeringOptions {
@@ -38,6 +46,8 @@ export class FlowSteering {
   /** Steered now: address → port → its queue. */
   private readonly steered = new Map<string, Map<number, SteeredQueue>>();
   private steeredCount = 0;
+  /** Steered queues not read until the window ends: their askers' shares are spent. */
+  private readonly paused = new Set<SteeredQueue>();
 
   constructor(o: FlowSteeringOptions) {
     this.o = o;
@@ -48,8 +58,13 @@ export class FlowSteering {
     return this.steeredCount;
   }
 
-  /** A miss from `address`:`port`, its asker, dropped over its share. */
+  /** A miss from `address`:`port`, its asker, dropped over its share: a steered flow's queue is not read again this window. */
   dropped(address: string, port: number): void {
+    const q = this.steered.get(address)?.get(port);
+    if (q !== undefined && !this.paused.has(q)) {
+      q.pause();
+      this.paused.add(q);
+    }
     let ports = this.drops.get(address);
     if (ports === undefined) {
       if (this.counted >= MAX_COUNTED) return;
@@ -63,8 +78,10 @@ export class FlowSteering {
     ports.set(port, (n ?? 0) + 1);
   }
 
-  /** A window's end: with `pressure`, the most dropped flows get queues of their own. Counts start afresh. */
+  /** A window's end: paused queues read again (a new share); with `pressure`, the most dropped flows get queues of their own. Counts start afresh. */
   window(pressure: boolean): void {
+    for (const q of this.paused) q.resume();
+    this.paused.clear();
     if (pressure && this.steeredCount < MAX_FLOWS) {
       const flows: [string, number, number][] = [];
       for (const [address, ports] of this.drops) for (const [port, n] of ports) if (n >= MIN_DROPS && this.steered.get(address)?.has(port) !== true) flows.push([address, port, n]);
@@ -79,7 +96,10 @@ export class FlowSteering {
   release(address: string): void {
     const ports = this.steered.get(address);
     if (ports === undefined) return;
-    for (const q of ports.values()) q.close();
+    for (const q of ports.values()) {
+      q.close();
+      this.paused.delete(q);
+    }
     this.steeredCount -= ports.size;
     this.steered.delete(address);
   }

@@ -22,6 +22,26 @@ function literalLookup(address: string, family: unknown, callback: (err: Error |
   callback(null, address, address.includes(':') ? 6 : 4);
 }
 
+/** The libuv UDP handle's reading switch: what dgram itself calls when a socket binds and closes. */
+interface Reading {
+  recvStart(): number;
+  recvStop(): number;
+}
+
+/**
+ * dgram can stop reading a socket only by closing it; its handle, in the socket's internal state,
+ * can (recvStop, then recvStart). Null where a Node.js release has moved it: a steered queue is then
+ * read as before (test/integration/dns-udp-steer.test.ts fails, so an upgrade says so).
+ */
+function reading(s: dgram.Socket): Reading | null {
+  for (const key of Object.getOwnPropertySymbols(s)) {
+    if (key.description !== 'state symbol') continue;
+    const handle = (s as unknown as Record<symbol, { handle?: Partial<Reading> } | undefined>)[key]?.handle;
+    if (typeof handle?.recvStart === 'function' && typeof handle.recvStop === 'function') return handle as Reading;
+  }
+  return null;
+}
+
 /** How long close() waits for replies libuv still queues (the kernel's buffer was full). */
 const CLOSE_DRAIN_MS = 1000;
 /** A steered flow's queue (the kernel doubles it): a few dozen small datagrams. */
@@ -70,11 +90,20 @@ export class UdpListener implements Responder {
     const local = this.socket.address();
     const s = dgram.createSocket({ type: local.family === 'IPv6' ? 'udp6' : 'udp4', lookup: literalLookup, reusePort: true });
     let open = true;
+    let paused = false;
     const close = (): void => {
       if (!open) return;
       open = false;
       this.steered.delete(close);
       s.close();
+    };
+    const pause = (on: boolean): void => {
+      if (!open || paused === on) return;
+      const r = reading(s);
+      if (r === null) return;
+      if (on) r.recvStop();
+      else r.recvStart();
+      paused = on;
     };
     this.steered.add(close);
     // A flow that cannot be steered (the bind or connect refused) stays on this socket's queue.
@@ -89,7 +118,7 @@ export class UdpListener implements Responder {
         close();
       }
     });
-    return { close };
+    return { close, pause: () => pause(true), resume: () => pause(false) };
   }
 
   // No completion callback: with one, dgram queues a nextTick and an async context per reply,

@@ -5,18 +5,19 @@
 // from a trusted cache's Client Subnet only.
 
 import t from 'tap';
-import { Fairness } from '../../pkg/dns/fairness.ts';
+import { Fairness, LATE_MS } from '../../pkg/dns/fairness.ts';
 import type { Asker } from '../../pkg/dns/fairness.ts';
 import { emptyOptView } from '../../pkg/dns/question.ts';
 
 /**
  * A Fairness whose windows the test ends (f.tick()), its asks made late in each window (the whole
- * share paced in), its busy fraction `state.busy`.
+ * share paced in), its busy fraction `state.busy`; its event loop rests before every miss (never
+ * behind) unless the test gives `idleTime`.
  */
 function stepped(extra: Partial<ConstructorParameters<typeof Fairness>[0]> = {}) {
-  const state = { busy: 0.2, ms: 0 };
+  const state = { busy: 0.2, ms: 0, idle: 0 };
   const events: [string, boolean][] = [];
-  const f = new Fairness({ windowMs: 1000, floorPerSecond: 0, busy: () => state.busy, now: () => state.ms, onLimited: (a: Asker, on: boolean) => events.push([a.address, on]), ...extra });
+  const f = new Fairness({ windowMs: 1000, floorPerSecond: 0, busy: () => state.busy, now: () => state.ms, idleTime: () => state.idle++, onLimited: (a: Asker, on: boolean) => events.push([a.address, on]), ...extra });
   t.teardown(() => f.close());
   const tick = f.tick.bind(f);
   f.tick = () => {
@@ -188,6 +189,34 @@ t.test("the port's queue backing up: an asker alone is held too, so whoever come
   queue.drops = 7;
   f.tick();
   t.ok(f.share < Infinity, 'datagrams dropped by the kernel: still shared');
+});
+
+t.test('the thread falling behind (a miss read after it ran LATE_MS without a break): an asker alone is held, though the thread is busy a fifth of the time', async (t) => {
+  const loop = { idle: 0 };
+  /** The event loop waits for work a while (libuv counts idle time only then). */
+  const rest = () => (loop.idle += 0.1);
+  const { f, state, events } = stepped({ idleTime: () => loop.idle });
+  state.busy = 0.2;
+  for (let w = 0; w < 3; w++) {
+    let admitted = 0;
+    for (let i = 0; i < 5000; i++) {
+      if (i % 100 === 0) rest();
+      if (f.admit('10.0.0.66') !== null) admitted++;
+      state.ms += 0.01;
+    }
+    t.equal(admitted, 5000, `window ${w + 1}: a break every 100 misses (1 ms of work), every miss admitted`);
+    f.tick();
+  }
+  t.notOk(f.shared, 'never late: nothing shared');
+  rest();
+  t.equal(ask(f, '10.0.0.66', 5000), 5000);
+  state.ms += LATE_MS;
+  t.equal(ask(f, '10.0.0.66', 1), 1, 'a miss read LATE_MS into the run: late, and admitted (shares are set at the window end)');
+  f.tick();
+  t.ok(f.shared && f.share < 5000, `the window read late: limited, alone (share ${f.share})`);
+  rest();
+  t.ok(ask(f, '10.0.0.66', 5000) < 5000);
+  t.same(events, [['10.0.0.66', true]]);
 });
 
 t.test('an asker alone limited for its queue stays limited while it floods: its queue drained by the limit is no sign the flood stopped', async (t) => {

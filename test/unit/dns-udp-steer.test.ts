@@ -1,21 +1,30 @@
 // pkg/dns's FlowSteering with the queues it opens recorded: only a flow that lost 50 misses in a
 // window while the port's queue backed up gets a queue of its own, the most dropped first, 16 at most;
-// back when its asker is let go or sharing ends.
+// back when its asker is let go or sharing ends. A steered flow's queue is not read from its first
+// miss dropped in a window to the window's end.
 
 import t from 'tap';
 import { FlowSteering, MAX_FLOWS } from '../../pkg/dns/udp-steer.ts';
 
 function recorded(refuse = false) {
   const open = new Set<string>();
+  /** Queues not read now, and calls on a queue closed already. */
+  const paused = new Set<string>();
+  const afterClose: string[] = [];
   const steering = new FlowSteering({
     open: (address, port) => {
       if (refuse) return null;
       const key = `${address}:${port}`;
       open.add(key);
-      return { close: () => open.delete(key) };
+      const live = (what: string) => open.has(key) || afterClose.push(`${what} ${key}`) === 0;
+      return {
+        close: () => open.delete(key),
+        pause: () => live('pause') && paused.add(key),
+        resume: () => live('resume') && paused.delete(key),
+      };
     },
   });
-  return { steering, open };
+  return { steering, open, paused, afterClose };
 }
 
 const drop = (s: FlowSteering, address: string, port: number, n: number) => {
@@ -62,4 +71,22 @@ t.test('a spoofed flood from ever new ports is counted in a bounded table', asyn
   for (let p = 0; p < 5000; p++) steering.dropped(`10.0.${p % 250}.1`, p);
   steering.window(true);
   t.equal(open.size, 0, 'no flow among them dropped 50 times');
+});
+
+t.test("a steered flow's queue is not read from its first miss dropped in a window to the window's end", async (t) => {
+  const { steering, paused, afterClose } = recorded();
+  drop(steering, '10.0.0.66', 4000, 60);
+  steering.window(true);
+  t.same([...paused], [], 'steered: read');
+  steering.dropped('10.0.0.66', 4000);
+  t.same([...paused], ['10.0.0.66:4000'], 'a miss of it dropped over its share: not read (the kernel drops the rest)');
+  steering.dropped('10.0.0.7', 5353);
+  steering.dropped('10.0.0.66', 4001);
+  t.same([...paused], ['10.0.0.66:4000'], 'flows without a queue of their own are read as ever');
+  steering.window(true);
+  t.same([...paused], [], "the window's end: read again, for the next window's share");
+  steering.dropped('10.0.0.66', 4000);
+  steering.release('10.0.0.66');
+  steering.window(true);
+  t.same(afterClose, [], 'a flow let go while not read is closed, never resumed');
 });
