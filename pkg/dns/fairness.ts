@@ -5,13 +5,17 @@
 // under `busyAt`, every miss is admitted. Once it reaches it, misses are shared: each asker misses at
 // most `share` a window, the max-min fair level of what the thread can take (the window's admitted
 // misses scaled by how far the utilisation was from `busyAt`: too busy, less; room left, more) over
-// what each asked, so an asker asking less than its share keeps all of it; never under the floor.
+// what each asked, so an asker asking less than its share keeps all of it; never under the floor,
+// which each asker keeps a second however its misses fall into windows.
 // An asker alone is shared with nobody, unless the port's receive queue backs up (udp-backlog.ts):
-// a flood that fills it would leave no room for the packets of whoever comes next. The thread
-// falling behind is the same pressure: a miss read after it has run LATE_MS without a break (its
-// event loop never idle since) waited that long, and so did every query read with it. A flood the
-// thread keeps up with on average still comes in bursts (its own, its upstream's answers), and the
-// others' hits queued behind each (dnscache under a UDP flood: 38 % busy, hits' p99 0.3 -> 5 ms). With `slots`, misses waiting on an upstream
+// a flood that fills it would leave no room for the packets of whoever comes next. Between askers,
+// the thread falling behind is pressure too: a miss read after it has run LATE_MS without a break
+// (its event loop never idle since) waited that long, and so did every query read with it. A flood
+// the thread keeps up with on average still comes in bursts (its own, its upstream's answers), and
+// the others' hits queued behind each (dnscache under a UDP flood: 38 % busy, hits' p99 0.3 -> 5 ms).
+// Not when the thread was starved instead, running less than half the time it was busy (other
+// processes had its CPU): then dropping misses frees nothing, and only loses them (a kube-dns on a
+// CPU a load generator saturates dropped the misses of the caches in front of it). With `slots`, misses waiting on an upstream
 // are shared the same way once that many are in flight. What exceeds a share is dropped before the
 // query is parsed beyond its question. Sharing ends after a second with nothing dropped.
 //
@@ -48,6 +52,8 @@ export interface FairnessOptions {
   backlog?: (port: number) => UdpBacklog | null;
   /** Milliseconds the event loop has been idle in all (tests). Default: libuv's count. */
   idleTime?: () => number;
+  /** Milliseconds of CPU the thread has run in all (tests). Default: process.threadCpuUsage(). */
+  cpuTime?: () => number;
 }
 
 /** One asker's counts. */
@@ -66,9 +72,14 @@ export class Asker {
   calmWindows = 0;
   idleWindows = 0;
   limited = false;
+  /** The floor's misses left (a second's at most), and when they were last topped up (ms). */
+  floorLeft: number;
+  floorAt: number;
 
-  constructor(address: string) {
+  constructor(address: string, floorPerSecond: number, now: number) {
     this.address = address;
+    this.floorLeft = floorPerSecond;
+    this.floorAt = now;
   }
 }
 
@@ -92,6 +103,11 @@ const SATURATED = 0.99;
 /** Milliseconds the thread runs without a break before what it reads is late (a hit alone: 0.1-0.5 ms). */
 export const LATE_MS = 2;
 
+function threadCpuMs(): number {
+  const u = process.threadCpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
 function eventLoopBusy(): () => number {
   let last: EventLoopUtilization = performance.eventLoopUtilization();
   return () => {
@@ -111,6 +127,7 @@ export class Fairness {
   private readonly askers = new Map<string, Asker>();
   private readonly busyAt: number;
   private readonly floor: number;
+  private readonly floorPerSecond: number;
   private readonly slots: number;
   private readonly trusts: (address: string) => boolean;
   private readonly onLimited: FairnessOptions['onLimited'];
@@ -126,11 +143,15 @@ export class Fairness {
   private busySince = 0;
   /** A miss read late this window (LATE_MS). */
   private late = false;
+  private readonly cpuTime: () => number;
+  private lastCpu: number;
   private readonly watched = new Map<number, { threshold: number; drops: number }>();
   /** The watched ports' flow steering (udp-steer.ts): flooding flows moved to queues of their own. */
   private readonly steering: FlowSteering[] = [];
   /** The last window's: a watched queue backing up, or a miss read late. */
   private pressure = false;
+  /** The last window's: a watched queue backing up (an asker alone is held for that only). */
+  private queueFull = false;
   /** Pressure since sharing began: floods are steered (udp-steer.ts) until sharing ends. */
   private backedUp = false;
   private windowStart: number;
@@ -146,9 +167,12 @@ export class Fairness {
     this.now = o.now ?? (() => performance.now());
     this.backlog = o.backlog ?? udpBacklog;
     this.idleTime = o.idleTime ?? (() => performance.nodeTiming.idleTime);
+    this.cpuTime = o.cpuTime ?? threadCpuMs;
+    this.lastCpu = this.cpuTime();
     this.windowStart = this.now();
     this.busyAt = o.busyAt ?? 0.9;
-    this.floor = Math.max(1, Math.round(((o.floorPerSecond ?? 200) * windowMs) / 1000));
+    this.floorPerSecond = o.floorPerSecond ?? 200;
+    this.floor = Math.max(1, Math.round((this.floorPerSecond * windowMs) / 1000));
     this.slots = o.slots ?? 0;
     this.trusts = o.trustsSubnetOf ?? (() => false);
     this.onLimited = o.onLimited;
@@ -182,14 +206,17 @@ export class Fairness {
     if (a === undefined) {
       const key = this.askers.size < MAX_ASKERS ? address : OVERFLOW;
       a = this.askers.get(key);
-      if (a === undefined) this.askers.set(key, (a = new Asker(key)));
+      if (a === undefined) this.askers.set(key, (a = new Asker(key, this.floorPerSecond, this.now())));
     }
     a.asked++;
-    this.noteLateness();
-    if (this.shared && (a.admitted >= this.paced() || (this.slots > 0 && this.inflight >= this.slots && a.inflight >= this.slotShare))) {
+    const now = this.now();
+    this.noteLateness(now);
+    const floor = this.floorKept(a, now);
+    if (this.shared && !floor && (a.admitted >= this.paced() || (this.slots > 0 && this.inflight >= this.slots && a.inflight >= this.slotShare))) {
       this.dropped(a);
       return null;
     }
+    if (floor) a.floorLeft--;
     a.admitted++;
     this.admittedInWindow++;
     return a;
@@ -199,15 +226,26 @@ export class Fairness {
    * Whether the thread has run LATE_MS since it last waited for work. libuv counts idle time only
    * while the loop blocks, so an unchanged count means no break since; two native reads a miss.
    */
-  private noteLateness(): void {
+  private noteLateness(now: number): void {
     const idle = this.idleTime();
-    const now = this.now();
     if (idle !== this.lastIdle) {
       this.lastIdle = idle;
       this.busySince = now;
     } else if (now - this.busySince >= LATE_MS) {
       this.late = true;
     }
+  }
+
+  /**
+   * Whether `a` has misses of the floor left: it keeps floorPerSecond a second whatever its share,
+   * however they fall into windows (a well-behaved client's come in bursts: held to a tenth of the
+   * floor each window, one asking 125 a second lost some). Every miss admitted spends one, so the
+   * floor does not come on top of a share.
+   */
+  private floorKept(a: Asker, now: number): boolean {
+    a.floorLeft = Math.min(this.floorPerSecond, a.floorLeft + ((now - a.floorAt) * this.floorPerSecond) / 1000);
+    a.floorAt = now;
+    return a.floorLeft >= 1;
   }
 
   /** `a`'s admitted miss awaits an answer (started) or got one (finished). */
@@ -261,6 +299,14 @@ export class Fairness {
     return pressed;
   }
 
+  /** Whether the thread ran less than half the time it was busy this window (read once a window). */
+  private starved(busy: number): boolean {
+    const cpu = this.cpuTime();
+    const ran = cpu - this.lastCpu;
+    this.lastCpu = cpu;
+    return ran < (busy * (this.now() - this.windowStart)) / 2;
+  }
+
   /** Askers tracked now (at most 10,000 and the one entry the rest share). */
   get askersTracked(): number {
     return this.askers.size;
@@ -297,7 +343,9 @@ export class Fairness {
     // A thread with time to spare on average may still fall behind in a burst (late). Its queue
     // cannot back up for long, though, and /proc/net/udp is not free to read (the kernel walks its
     // whole UDP table).
-    this.pressure = this.late || (busy >= this.busyAt / 2 && this.pressed());
+    const starved = this.starved(busy);
+    this.queueFull = busy >= this.busyAt / 2 && this.pressed();
+    this.pressure = this.queueFull || (this.late && !starved);
     this.late = false;
     if (!this.shared && (busy >= this.busyAt || slotsFull || this.pressure)) {
       this.shared = true;
@@ -336,7 +384,7 @@ export class Fairness {
     // stays limited while sharing lasts: its queue drained by the limit is no sign that the flood
     // stopped, and letting it all in again refills the queue (sharing went on and off every other
     // window under a bursty flood, and the hits queued behind it: p99 150 ms, 26 ms after).
-    if (this.askers.size < 2 && !this.pressure && this.share === Infinity) return Infinity;
+    if (this.askers.size < 2 && !this.queueFull && this.share === Infinity) return Infinity;
     demands.sort((x, y) => x - y);
     let left = capacity;
     let level = Infinity;
