@@ -131,6 +131,8 @@ export class UdpListener implements Responder {
 
   skip(): void {}
 
+  hold(): void {}
+
   private queuedSends(): number {
     try {
       return this.socket.getSendQueueCount();
