@@ -15,9 +15,10 @@
 // the others' hits queued behind each (dnscache under a UDP flood: 38 % busy, hits' p99 0.3 -> 5 ms).
 // Not when the thread was starved instead, running less than half the time it was busy (other
 // processes had its CPU): then dropping misses frees nothing, and only loses them (a kube-dns on a
-// CPU a load generator saturates dropped the misses of the caches in front of it). With `slots`, misses waiting on an upstream
-// are shared the same way once that many are in flight. What exceeds a share is dropped before the
-// query is parsed beyond its question. Sharing ends after a second with nothing dropped.
+// CPU a load generator saturates dropped the misses of the caches in front of it). With `slots`,
+// misses waiting on an upstream are shared the same way once that many are in flight. What exceeds
+// a share is dropped before the query is parsed beyond its question. Sharing ends after a second
+// with nothing dropped.
 //
 // An asker is the packet's source address, or the EDNS Client Subnet's address when the source is
 // one of ours that puts it there (a pod's dnscache on loopback, node-cache): `trustsSubnetOf`.
