@@ -8,14 +8,7 @@
 // what each asked, so an asker asking less than its share keeps all of it; never under the floor,
 // which each asker keeps a second however its misses fall into windows.
 // An asker alone is shared with nobody, unless the port's receive queue backs up (udp-backlog.ts):
-// a flood that fills it would leave no room for the packets of whoever comes next. Between askers,
-// the thread falling behind is pressure too: a miss read after it has run LATE_MS without a break
-// (its event loop never idle since) waited that long, and so did every query read with it. A flood
-// the thread keeps up with on average still comes in bursts (its own, its upstream's answers), and
-// the others' hits queued behind each (dnscache under a UDP flood: 38 % busy, hits' p99 0.3 -> 5 ms).
-// Not when the thread was starved instead, running less than half the time it was busy (other
-// processes had its CPU): then dropping misses frees nothing, and only loses them (a kube-dns on a
-// CPU a load generator saturates dropped the misses of the caches in front of it). With `slots`,
+// a flood that fills it would leave no room for the packets of whoever comes next. With `slots`,
 // misses waiting on an upstream are shared the same way once that many are in flight. What exceeds
 // a share is dropped before the query is parsed beyond its question. Sharing ends after a second
 // with nothing dropped.
@@ -51,10 +44,6 @@ export interface FairnessOptions {
   now?: () => number;
   /** The UDP backlog of a port (tests). Default: the kernel's (udp-backlog.ts). */
   backlog?: (port: number) => UdpBacklog | null;
-  /** Milliseconds the event loop has been idle in all (tests). Default: libuv's count. */
-  idleTime?: () => number;
-  /** Milliseconds of CPU the thread has run in all (tests). Default: process.threadCpuUsage(). */
-  cpuTime?: () => number;
 }
 
 /** One asker's counts. */
@@ -101,13 +90,6 @@ const OVERFLOW = '*';
 const CALM_WINDOWS = 10;
 /** A busy fraction at which the thread is taken to have more work than time. */
 const SATURATED = 0.99;
-/** Milliseconds the thread runs without a break before what it reads is late (a hit alone: 0.1-0.5 ms). */
-export const LATE_MS = 2;
-
-function threadCpuMs(): number {
-  const u = process.threadCpuUsage();
-  return (u.user + u.system) / 1000;
-}
 
 function eventLoopBusy(): () => number {
   let last: EventLoopUtilization = performance.eventLoopUtilization();
@@ -138,22 +120,12 @@ export class Fairness {
   private readonly windowMs: number;
   private readonly now: () => number;
   private readonly backlog: (port: number) => UdpBacklog | null;
-  private readonly idleTime: () => number;
-  /** The idle count when last read, and when the thread last came out of idle (as near as a miss saw it). */
-  private lastIdle = -1;
-  private busySince = 0;
-  /** A miss read late this window (LATE_MS). */
-  private late = false;
-  private readonly cpuTime: () => number;
-  private lastCpu: number;
   private readonly watched = new Map<number, { threshold: number; drops: number }>();
   /** The watched ports' flow steering (udp-steer.ts): flooding flows moved to queues of their own. */
   private readonly steering: FlowSteering[] = [];
-  /** The last window's: a watched queue backing up, or a miss read late. */
+  /** The last window's: a watched queue backing up. */
   private pressure = false;
-  /** The last window's: a watched queue backing up (an asker alone is held for that only). */
-  private queueFull = false;
-  /** Pressure since sharing began: floods are steered (udp-steer.ts) until sharing ends. */
+  /** A watched queue backed up since sharing began: its floods are steered (udp-steer.ts) until sharing ends. */
   private backedUp = false;
   private windowStart: number;
   /** Misses in flight each asker may have once `slots` are: the slots over the askers waiting (at the last window's end). */
@@ -167,9 +139,6 @@ export class Fairness {
     this.windowMs = windowMs;
     this.now = o.now ?? (() => performance.now());
     this.backlog = o.backlog ?? udpBacklog;
-    this.idleTime = o.idleTime ?? (() => performance.nodeTiming.idleTime);
-    this.cpuTime = o.cpuTime ?? threadCpuMs;
-    this.lastCpu = this.cpuTime();
     this.windowStart = this.now();
     this.busyAt = o.busyAt ?? 0.9;
     this.floorPerSecond = o.floorPerSecond ?? 200;
@@ -211,7 +180,6 @@ export class Fairness {
     }
     a.asked++;
     const now = this.now();
-    this.noteLateness(now);
     const floor = this.floorKept(a, now);
     if (this.shared && !floor && (a.admitted >= this.paced() || (this.slots > 0 && this.inflight >= this.slots && a.inflight >= this.slotShare))) {
       this.dropped(a);
@@ -221,20 +189,6 @@ export class Fairness {
     a.admitted++;
     this.admittedInWindow++;
     return a;
-  }
-
-  /**
-   * Whether the thread has run LATE_MS since it last waited for work. libuv counts idle time only
-   * while the loop blocks, so an unchanged count means no break since; two native reads a miss.
-   */
-  private noteLateness(now: number): void {
-    const idle = this.idleTime();
-    if (idle !== this.lastIdle) {
-      this.lastIdle = idle;
-      this.busySince = now;
-    } else if (now - this.busySince >= LATE_MS) {
-      this.late = true;
-    }
   }
 
   /**
@@ -305,14 +259,6 @@ export class Fairness {
     return pressed;
   }
 
-  /** Whether the thread ran less than half the time it was busy this window (read once a window). */
-  private starved(busy: number): boolean {
-    const cpu = this.cpuTime();
-    const ran = cpu - this.lastCpu;
-    this.lastCpu = cpu;
-    return ran < (busy * (this.now() - this.windowStart)) / 2;
-  }
-
   /** Askers tracked now (at most 10,000 and the one entry the rest share). */
   get askersTracked(): number {
     return this.askers.size;
@@ -346,13 +292,9 @@ export class Fairness {
     // Alone in waiting, an asker has nobody to leave slots to: the upstream's own limit answers it.
     this.slotShare = waiting < 2 ? Infinity : Math.floor(this.slots / waiting) || 1;
     const slotsFull = this.slots > 0 && this.inflight >= this.slots;
-    // A thread with time to spare on average may still fall behind in a burst (late). Its queue
-    // cannot back up for long, though, and /proc/net/udp is not free to read (the kernel walks its
-    // whole UDP table).
-    const starved = this.starved(busy);
-    this.queueFull = busy >= this.busyAt / 2 && this.pressed();
-    this.pressure = this.queueFull || (this.late && !starved);
-    this.late = false;
+    // A thread with time to spare reads what comes as it comes: its queue cannot be backing up, and
+    // /proc/net/udp is not free to read (the kernel walks its whole UDP table).
+    this.pressure = busy >= this.busyAt / 2 && this.pressed();
     if (!this.shared && (busy >= this.busyAt || slotsFull || this.pressure)) {
       this.shared = true;
       this.calm = 0;
@@ -390,7 +332,7 @@ export class Fairness {
     // stays limited while sharing lasts: its queue drained by the limit is no sign that the flood
     // stopped, and letting it all in again refills the queue (sharing went on and off every other
     // window under a bursty flood, and the hits queued behind it: p99 150 ms, 26 ms after).
-    if (this.askers.size < 2 && !this.queueFull && this.share === Infinity) return Infinity;
+    if (this.askers.size < 2 && !this.pressure && this.share === Infinity) return Infinity;
     demands.sort((x, y) => x - y);
     let left = capacity;
     let level = Infinity;
@@ -402,7 +344,9 @@ export class Fairness {
       }
       left -= demands[i];
     }
-    if (level === Infinity) level = demands.length > 0 ? demands[demands.length - 1] : this.floor;
+    // Nobody cut: room to grow. At the largest demand itself, an asker asking one more the next
+    // window lost it, and the next, and sharing never calmed.
+    if (level === Infinity) level = demands.length > 0 ? 2 * demands[demands.length - 1] : this.floor;
     const bounded = this.share === Infinity ? level : Math.min(Math.max(level, this.share / 2), this.share * 2);
     return Math.max(this.floor, Math.ceil(bounded));
   }
