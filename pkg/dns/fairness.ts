@@ -203,11 +203,6 @@ export class Fairness {
     return a.floorLeft >= 1;
   }
 
-  /** Milliseconds to this window's end (at least 1): how long a client whose share is spent is held. */
-  windowLeftMs(): number {
-    return Math.max(1, this.windowStart + this.windowMs - this.now());
-  }
-
   /** `a`'s admitted miss awaits an answer (started) or got one (finished). */
   started(a: Asker): void {
     a.inflight++;

@@ -10,10 +10,4 @@ export interface Responder {
   send(out: Buffer, port: number, address: string): void;
   /** The query ended without a reply (dropped). */
   skip(): void;
-  /**
-   * Its client's share of misses is spent for `ms`: read none of its queries until then (TCP: its
-   * connection waits, and the frames read already wait with it). UDP: nothing; a flooding flow gets
-   * a queue of its own instead (udp-steer.ts).
-   */
-  hold(ms: number): void;
 }

@@ -501,12 +501,8 @@ export class DnsServer {
       const who = this.fairness.askerOf(req, address, this.optView);
       asker = this.fairness.admit(who);
       if (asker === null) {
-        // Its own flow (not a cache's, named in the Client Subnet): over UDP a candidate for a queue
-        // of its own; over TCP its connection read no more until the window ends.
-        if (who === address) {
-          if (via.transport === 'udp') this.flowDropped(address, port);
-          via.hold(this.fairness.windowLeftMs());
-        }
+        // Its own flow (not a cache's, named in the Client Subnet): a candidate for a queue of its own.
+        if (who === address && via.transport === 'udp') this.flowDropped(address, port);
         this.drop('limited');
         if (this.fairness.refuses(via.transport, who, address)) return this.fail(req, Rcode.REFUSED, qEnd, optDo, address, port, via, started);
         return via.skip();

@@ -118,8 +118,6 @@ export class TcpConnection implements Responder {
   private closed = false;
   /** pump() is running: a send() from within it leaves the frames to its loop. */
   private pumping = false;
-  /** Its asker's share is spent (hold()): no frame taken, nothing read, until the timer. */
-  private held: NodeJS.Timeout | null = null;
   private readonly address: string;
   private readonly port: number;
 
@@ -148,7 +146,6 @@ export class TcpConnection implements Responder {
     socket.on('close', () => {
       this.closed = true;
       this.clearFrameTimer();
-      this.release();
       this.listener.closed();
     });
   }
@@ -162,7 +159,6 @@ export class TcpConnection implements Responder {
     if (this.closed) return;
     this.closed = true;
     this.clearFrameTimer();
-    this.release();
     this.listener.closed();
     this.opts.onClosed(reason);
     this.socket.destroy();
@@ -195,7 +191,7 @@ export class TcpConnection implements Responder {
   }
 
   private takeFrames(): void {
-    while (!this.stopped && this.held === null && this.pending !== null && !this.writeBlocked && this.inflight < this.opts.maxPipelined) {
+    while (!this.stopped && this.pending !== null && !this.writeBlocked && this.inflight < this.opts.maxPipelined) {
       const buf = this.pending;
       if (buf.length < 2) break;
       const len = (buf[0] << 8) | buf[1];
@@ -223,7 +219,7 @@ export class TcpConnection implements Responder {
       if (this.inflight === 0 && (this.stopped || !this.hasFrame())) this.socket.end();
       return;
     }
-    const stalled = this.held !== null || this.writeBlocked || this.inflight >= this.opts.maxPipelined;
+    const stalled = this.writeBlocked || this.inflight >= this.opts.maxPipelined;
     if (stalled) this.socket.pause();
     else if (this.socket.isPaused()) this.socket.resume();
   }
@@ -244,28 +240,6 @@ export class TcpConnection implements Responder {
   skip(): void {
     this.inflight--;
     this.pump();
-  }
-
-  /**
-   * A flooder's own connection over its share: dropping its queries one by one still cost a parse
-   * each, thousands in one read, and the others' queries waited behind them (dnscache's hits on the
-   * wire under a TCP flood: 3.1-3.6 ms; held, 1.5-2.6). Held, it sends no more than the
-   * connection's window; what it sent waits in its own buffers, the rest of the window.
-   */
-  hold(ms: number): void {
-    if (this.held !== null || this.closed) return;
-    this.held = setTimeout(() => {
-      this.held = null;
-      this.pump();
-    }, ms);
-    this.held.unref();
-    this.socket.pause();
-  }
-
-  private release(): void {
-    if (this.held === null) return;
-    clearTimeout(this.held);
-    this.held = null;
   }
 
   /** Takes no more frames; ends the connection once every accepted query is answered. */

@@ -131,8 +131,6 @@ export class UdpListener implements Responder {
 
   skip(): void {}
 
-  hold(): void {}
-
   private queuedSends(): number {
     try {
       return this.socket.getSendQueueCount();

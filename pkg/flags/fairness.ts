@@ -11,7 +11,7 @@ export function fairShareFlags(): { 'fair-share-busy': IntFlag; 'fair-share-floo
     'fair-share-busy': {
       type: 'int',
       default: FAIR_SHARE_BUSY_DEFAULT,
-      help: "the answering thread's busy percent (over 100 ms) from which cache misses are shared fairly between askers and what exceeds an asker's share is dropped (they are shared too while the receive queue backs up or the thread falls 2 ms behind); lower keeps more headroom for everyone else under a flood, 0: never share",
+      help: "the answering thread's busy percent (over 100 ms) from which cache misses are shared fairly between askers and what exceeds an asker's share is dropped; lower keeps more headroom for everyone else under a flood, 0: never share",
       validate: (v) => (v >= 0 && v <= 99 ? undefined : 'must be 0-99'),
     },
     'fair-share-floor': {

@@ -95,7 +95,7 @@ t.test("over TCP, a miss over its share of a pod behind one of our caches is ans
     const rcodes = new Map<number, number>();
     splitFrames(socket, (msg) => rcodes.set(msg.readUInt16BE(0), msg[3] & 0x0f));
     for (let id = 0; id < QUERIES; id++) socket.write(frame(query(id)));
-    await eventually(() => rcodes.size === QUERIES, 'every query answered', 2000).catch(() => undefined);
+    await eventually(() => rcodes.size === QUERIES, 'every query answered', 5000).catch(() => undefined);
     socket.destroy();
     return { answered: rcodes.size, refused: [...rcodes.values()].filter((r) => r === 5).length };
   };
@@ -105,26 +105,4 @@ t.test("over TCP, a miss over its share of a pod behind one of our caches is ans
   const own = await burst('127.0.0.68', (id) => makeQuery(`n${id}.own.test`, id));
   stop();
   t.ok(own.answered < QUERIES && own.refused === 0, `its own connection: what is over its share goes unanswered (${own.answered} of ${QUERIES} answered, none REFUSED)`);
-});
-
-t.test("over TCP, a flooder's own connection over its share is read no more until the window ends: its queries wait in its buffers instead of being read and dropped", async (t) => {
-  const fairness = new Fairness();
-  t.teardown(() => fairness.close());
-  const { port } = await startServer(t, { handler: costly, fairness, answerCacheBytes: 0 });
-  const stop = await floodNames(t, port, '127.0.0.66', 20_000, 'flood.test');
-  t.teardown(stop);
-  await eventually(() => fairness.shared, 'misses shared', 5000);
-  const socket = connect({ host: '127.0.0.1', port, localAddress: '127.0.0.69' });
-  t.teardown(() => socket.destroy());
-  await once(socket, 'connect');
-  let answered = 0;
-  splitFrames(socket, () => answered++);
-  const QUERIES = 2000;
-  for (let id = 0; id < QUERIES; id++) socket.write(frame(makeQuery(`n${id}.held.test`, id)));
-  await new Promise((r) => setTimeout(r, 1000));
-  const dropped = fairness.limited().find((a) => a.address === '127.0.0.69')?.dropped ?? 0;
-  stop();
-  t.ok(answered > 0 && answered < QUERIES, `its share answered (${answered} of ${QUERIES})`);
-  t.ok(dropped >= 1 && dropped <= 30, `a second of windows: about one query dropped a window, the rest left unread (${dropped} dropped)`);
-  t.notOk(socket.destroyed, 'the connection kept');
 });
