@@ -7,16 +7,15 @@
 // own queue is left to everyone else.
 //
 // A flow (source address and port) is steered when, while misses are shared because the queue backs
-// up or the thread falls behind (fairness.ts), its asker's misses were dropped over its share at
-// least MIN_DROPS times in a window; at most MAX_FLOWS at once, the most dropped first. What arrives
-// on a flow's queue is answered as any other query (its asker keeps its share); once a miss of it is
-// dropped over that share, the queue is not read again until the window ends. Read and dropped one
-// by one, the flood still cost the thread a few microseconds a datagram, tens of thousands a second,
-// in bursts the others' queries waited behind; unread, the queue stays full and the kernel drops the
-// rest for nothing. The flow's hits wait with it: its own queue, its own loss. A flow goes back when
-// its asker is no longer limited, or sharing ends. Only an asker that is the packet's own source is
-// steered: one named in a trusted cache's Client Subnet shares its cache's flows with everyone behind
-// it.
+// up, its asker's misses were dropped over its share at least MIN_DROPS times in a window; at most
+// MAX_FLOWS at once, the most dropped first. What arrives on a flow's queue is answered as any other
+// query (its asker keeps its share); once a miss of it is dropped over that share, the queue is not
+// read again until the window ends. Read and dropped one by one, the flood still cost the thread a
+// few microseconds a datagram, tens of thousands a second, in bursts the others' queries waited
+// behind; unread, the queue stays full and the kernel drops the rest for nothing. The flow's hits
+// wait with it: its own queue, its own loss. A flow goes back when its asker is no longer limited,
+// or sharing ends. Only an asker that is the packet's own source is steered: one named in a trusted
+// cache's Client Subnet shares its cache's flows with everyone behind it.
 
 /** A flow's own queue: a connected socket (UdpListener.steer). */
 export interface SteeredQueue {
