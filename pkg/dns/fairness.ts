@@ -339,9 +339,7 @@ export class Fairness {
       }
       left -= demands[i];
     }
-    // Nobody cut: room to grow. At the largest demand itself, an asker asking one more the next
-    // window lost it, and the next, and sharing never calmed.
-    if (level === Infinity) level = demands.length > 0 ? 2 * demands[demands.length - 1] : this.floor;
+    if (level === Infinity) level = demands.length > 0 ? demands[demands.length - 1] : this.floor;
     const bounded = this.share === Infinity ? level : Math.min(Math.max(level, this.share / 2), this.share * 2);
     return Math.max(this.floor, Math.ceil(bounded));
   }
