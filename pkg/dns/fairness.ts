@@ -172,16 +172,17 @@ export class Fairness {
 
   /** A miss of `address`: its Asker when admitted (hand it to finished() if it waits), null when dropped. */
   admit(address: string): Asker | null {
+    // One clock read a miss: the floor's bucket and the pacing share it.
+    const now = this.now();
     let a = this.askers.get(address);
     if (a === undefined) {
       const key = this.askers.size < MAX_ASKERS ? address : OVERFLOW;
       a = this.askers.get(key);
-      if (a === undefined) this.askers.set(key, (a = new Asker(key, this.floorPerSecond, this.now())));
+      if (a === undefined) this.askers.set(key, (a = new Asker(key, this.floorPerSecond, now)));
     }
     a.asked++;
-    const now = this.now();
     const floor = this.floorKept(a, now);
-    if (this.shared && !floor && (a.admitted >= this.paced() || (this.slots > 0 && this.inflight >= this.slots && a.inflight >= this.slotShare))) {
+    if (this.shared && !floor && (a.admitted >= this.paced(now) || (this.slots > 0 && this.inflight >= this.slots && a.inflight >= this.slotShare))) {
       this.dropped(a);
       return null;
     }
@@ -218,9 +219,9 @@ export class Fairness {
    * The share so far into the window (a tenth of it, or the floor, at its start): spread over the
    * window, so an asker's admitted misses do not all queue at its start ahead of everyone else's.
    */
-  private paced(): number {
+  private paced(now: number): number {
     if (this.share === Infinity) return Infinity;
-    const into = Math.min(1, (this.now() - this.windowStart) / this.windowMs);
+    const into = Math.min(1, (now - this.windowStart) / this.windowMs);
     return Math.max(this.floor, this.share * (0.1 + 0.9 * into));
   }
 
