@@ -42,9 +42,9 @@ async function main(dir: string) {
           writeFileSync(f, Array.from({ length: RATE * (SECONDS + 1) }, (_, n) => `m${r}-${i}-${n}.default.svc.cluster.local A`).join('\n') + '\n');
           return f;
         });
-        const r = await round(servers[k].port, servers[k].pid, files);
-        us[k].push(r.us);
-        lost[k].push(r.lost);
+        const measured = await round(servers[k].port, servers[k].pid, files);
+        us[k].push(measured.us);
+        lost[k].push(measured.lost);
       }
       console.log(`  round ${r + 1}: on ${us.on[r].toFixed(2)} us/query (${lost.on[r]} lost), off ${us.off[r].toFixed(2)} (${lost.off[r]} lost)`);
     }
