@@ -24,7 +24,7 @@ export async function startDnscache(dir: string, port: number, upstreamPort: num
 
 /** dnscache with exactly `args` (listening on `port`), resolved once it listens. */
 export async function startDnscacheWith(args: string[], port: number, nodeFlags: string[] = [], root = repoRoot): Promise<Running> {
-  const child = spawn(process.execPath, [...productionNodeFlags('dnscache'), ...nodeFlags, join(root, 'dist/cmd/dnscache/main.js'), ...oneThread(root), ...args], {
+  const child = spawn(process.execPath, [...productionNodeFlags('dnscache', root), ...nodeFlags, join(root, 'dist/cmd/dnscache/main.js'), ...oneThread(root), ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stop = stopper(child);

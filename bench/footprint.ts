@@ -150,8 +150,8 @@ async function atRest(dir: string, probe: string): Promise<Footprint[]> {
   writeFileSync(cluster, yamlDocs(service('default', 'web', 'clusterIP: 10.96.0.5\nports:\n- {name: http, port: 80}')));
   writeFileSync(join(dir, 'empty-resolv.conf'), '');
   const cache = (address: string) => ['-k', '--port=53', `--listen-address=${address}`, '--bind-interfaces', '--no-resolv', '--cache-size=10000', '--server=127.0.0.1', '--log-facility=-', `--pid-file=${join(dir, `${address}.pid`)}`];
-  const kubeDns = (root: string) => [process.execPath, ...productionNodeFlags('kube-dns'), join(root, 'dist/cmd/kube-dns/main.js'), `--cluster-file=${cluster}`, '--dns-bind-address=127.0.0.2', '--dns-port=53', '--http-bind-address=127.0.0.2', '--healthz-port=8081', `--resolv-conf=${join(dir, 'empty-resolv.conf')}`];
-  const dnscache = (root: string) => [process.execPath, ...productionNodeFlags('dnscache'), join(root, 'dist/cmd/dnscache/main.js'), ...cache('127.0.0.3')];
+  const kubeDns = (root: string) => [process.execPath, ...productionNodeFlags('kube-dns', root), join(root, 'dist/cmd/kube-dns/main.js'), `--cluster-file=${cluster}`, '--dns-bind-address=127.0.0.2', '--dns-port=53', '--http-bind-address=127.0.0.2', '--healthz-port=8081', `--resolv-conf=${join(dir, 'empty-resolv.conf')}`];
+  const dnscache = (root: string) => [process.execPath, ...productionNodeFlags('dnscache', root), join(root, 'dist/cmd/dnscache/main.js'), ...cache('127.0.0.3')];
   const out: Footprint[] = [];
   const web = 'web.default.svc.cluster.local';
   out.push(await measure('kube-dns (ours)', kubeDns(repoRoot), { address: '127.0.0.2', probe: web }));

@@ -53,9 +53,12 @@ export function stopper(child: ChildProcess): () => Promise<void> {
   };
 }
 
-/** The Node flags a program (kube-dns unless named) runs with in production: those of its bin's shebang line. */
-export function productionNodeFlags(program = 'kube-dns'): string[] {
-  const shebang = readFileSync(join(repoRoot, `dist/cmd/${program}/main.js`), 'utf8').split('\n')[0];
+/**
+ * The Node flags a program (kube-dns unless named) runs with in production: those of its bin's shebang
+ * line in the build of `root`, so another build compared runs with its own flags.
+ */
+export function productionNodeFlags(program = 'kube-dns', root = repoRoot): string[] {
+  const shebang = readFileSync(join(root, `dist/cmd/${program}/main.js`), 'utf8').split('\n')[0];
   return shebang.replace(/^#!\S*env -S node\s*/, '').split(/\s+/).filter(Boolean);
 }
 
@@ -70,7 +73,7 @@ export function oneThread(root = repoRoot): string[] {
 /** kube-dns on `clusterFile`; `root`: a checkout whose dist/ to run (another build, to compare). */
 export async function startKubeDns(dir: string, clusterFile: string, extra: string[] = [], root = repoRoot): Promise<Running & { syncMs: number }> {
   const started = Date.now();
-  const child = spawn(process.execPath, [...productionNodeFlags(), join(root, 'dist/cmd/kube-dns/main.js'), `--cluster-file=${clusterFile}`, '--dns-bind-address=127.0.0.1', '--http-bind-address=127.0.0.1', '--dns-port=0', '--healthz-port=0', `--resolv-conf=${join(dir, 'resolv.conf')}`, ...oneThread(root), ...extra], {
+  const child = spawn(process.execPath, [...productionNodeFlags('kube-dns', root), join(root, 'dist/cmd/kube-dns/main.js'), `--cluster-file=${clusterFile}`, '--dns-bind-address=127.0.0.1', '--http-bind-address=127.0.0.1', '--dns-port=0', '--healthz-port=0', `--resolv-conf=${join(dir, 'resolv.conf')}`, ...oneThread(root), ...extra], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stop = stopper(child);
@@ -126,7 +129,7 @@ export function nodeCacheArgv(root: string, dir: string, localIps: string, coref
   mkdirSync(join(own, 'kube-dns'), { recursive: true });
   writeFileSync(join(own, 'Corefile.base'), corefile);
   writeFileSync(join(own, 'resolv.conf'), 'nameserver 127.0.0.1\n');
-  return [process.execPath, ...productionNodeFlags('node-cache'), join(root, 'dist/cmd/node-cache/main.js'), `-localip=${localIps}`, '-setupinterface=false', '-setupiptables=false', `-basecorefile=${join(own, 'Corefile.base')}`, `-corefile=${join(own, 'Corefile')}`, `-kubednscm=${join(own, 'kube-dns')}`, `-resolvconf=${join(own, 'resolv.conf')}`, ...extra];
+  return [process.execPath, ...productionNodeFlags('node-cache', root), join(root, 'dist/cmd/node-cache/main.js'), `-localip=${localIps}`, '-setupinterface=false', '-setupiptables=false', `-basecorefile=${join(own, 'Corefile.base')}`, `-corefile=${join(own, 'Corefile')}`, `-kubednscm=${join(own, 'kube-dns')}`, `-resolvconf=${join(own, 'resolv.conf')}`, ...extra];
 }
 
 /** CPU time a process has used so far, in milliseconds (utime and stime of /proc/<pid>/stat). */
