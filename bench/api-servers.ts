@@ -43,7 +43,7 @@ export async function startKubeDnsApi(dir: string, kubeconfig: string, o: { root
   writeFileSync(join(dir, 'resolv.conf'), 'nameserver 127.0.0.1\n');
   const startedAt = performance.now();
   const daemon = startDaemon(process.execPath, [
-    ...(o.nodeFlags ?? productionNodeFlags()),
+    ...(o.nodeFlags ?? productionNodeFlags('kube-dns', root)),
     join(root, 'dist/cmd/kube-dns/main.js'),
     `--kubecfg-file=${kubeconfig}`,
     '--dns-bind-address=127.0.0.1',

@@ -18,7 +18,7 @@ import type { ApiDnsServer } from './api-servers.ts';
 import { dnsperf } from './dnsperf.ts';
 import { makeCluster } from './fixtures.ts';
 import { commitOf, writeResults } from './report.ts';
-import { cpuTimeMs, productionNodeFlags, repoRoot, rssMiB, startDnsmasq } from './servers.ts';
+import { cpuTimeMs, programArgs, repoRoot, rssMiB, startDnsmasq } from './servers.ts';
 import { median } from './stats.ts';
 import { kubeadmCorefile } from '../test/e2e/harness/manifests.ts';
 import { dnsmasqReadableDir } from '../test/helpers/dnsmasq.ts';
@@ -76,7 +76,7 @@ try {
   const starters: Record<string, () => Promise<ApiDnsServer>> = {
     'kube-dns -conf': async () => {
       const [port, ready] = [await freePort(), await freePort()];
-      return startWithCorefile('kube-dns -conf', [...pinned, process.execPath, ...productionNodeFlags(), join(repoRoot, 'dist/cmd/kube-dns/main.js')], work, corefile(port, ready, upstreamPort, kubeconfig), port, `http://127.0.0.1:${ready}/ready`);
+      return startWithCorefile('kube-dns -conf', [...pinned, process.execPath, ...programArgs('kube-dns')], work, corefile(port, ready, upstreamPort, kubeconfig), port, `http://127.0.0.1:${ready}/ready`);
     },
     'CoreDNS 1.15': async () => {
       const [port, ready] = [await freePort(), await freePort()];

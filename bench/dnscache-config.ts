@@ -24,7 +24,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { makeCluster } from './fixtures.ts';
-import { oneThread, productionNodeFlags, repoRoot, startDnsmasq, stopper, waitForLine } from './servers.ts';
+import { oneThread, programArgs, startDnsmasq, stopper, waitForLine } from './servers.ts';
 import type { Running } from './servers.ts';
 import { freePort } from '../test/helpers/ports.ts';
 import { dnsmasqReadableDir } from '../test/helpers/dnsmasq.ts';
@@ -296,8 +296,7 @@ async function startNanny(dir: string, forwarder: Forwarder, upstreamPort: numbe
   const child = spawn(
     process.execPath,
     [
-      ...productionNodeFlags('dnsmasq-nanny'),
-      join(repoRoot, 'dist/cmd/dnsmasq-nanny/main.js'),
+      ...programArgs('dnsmasq-nanny'),
       `-configDir=${configDir}`,
       '-syncInterval=1s',
       '-metricsAddress=',

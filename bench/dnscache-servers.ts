@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
-import { oneThread, productionNodeFlags, repoRoot, stopper, waitForLine } from './servers.ts';
+import { oneThread, programArgs, repoRoot, stopper, waitForLine } from './servers.ts';
 import type { Running } from './servers.ts';
 
 /** The arguments both caches get: dnsmasq's spelling, one upstream, a 10,000-entry cache; on 127.0.0.1 unless `address` says. */
@@ -24,7 +24,7 @@ export async function startDnscache(dir: string, port: number, upstreamPort: num
 
 /** dnscache with exactly `args` (listening on `port`), resolved once it listens. */
 export async function startDnscacheWith(args: string[], port: number, nodeFlags: string[] = [], root = repoRoot): Promise<Running> {
-  const child = spawn(process.execPath, [...productionNodeFlags('dnscache', root), ...nodeFlags, join(root, 'dist/cmd/dnscache/main.js'), ...oneThread(root), ...args], {
+  const child = spawn(process.execPath, [...nodeFlags, ...programArgs('dnscache', root), ...oneThread(root), ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stop = stopper(child);

@@ -21,7 +21,7 @@ import { dnsperf } from './dnsperf.ts';
 import type { PerfResult } from './dnsperf.ts';
 import { makeCluster } from './fixtures.ts';
 import { commitOf, inTempDir, writeResults } from './report.ts';
-import { cpuTimeMs, productionNodeFlags, repoRoot, rssMiB, startDnsmasq, startKubeDns, stopper, waitForLine } from './servers.ts';
+import { cpuTimeMs, programArgs, repoRoot, rssMiB, startDnsmasq, startKubeDns, stopper, waitForLine } from './servers.ts';
 import type { Running } from './servers.ts';
 import { median } from './stats.ts';
 import { freePort } from '../test/helpers/ports.ts';
@@ -58,7 +58,7 @@ async function pinned(name: string, argv: string[], threads: number, ready: RegE
 
 function dnscache(port: number, upstream: number, threads: number): Promise<Running> {
   const args = ['-k', `--port=${port}`, '--listen-address=127.0.0.1', '--no-resolv', '--cache-size=10000', `--server=127.0.0.1#${upstream}`, '--log-facility=-', `--workers=${threads}`];
-  return pinned('dnscache', [process.execPath, ...productionNodeFlags('dnscache'), join(repoRoot, 'dist/cmd/dnscache/main.js'), ...args], threads, /listening address=/);
+  return pinned('dnscache', [process.execPath, ...programArgs('dnscache'), ...args], threads, /listening address=/);
 }
 
 async function coredns(bin: string, dir: string, port: number, upstream: number, threads: number): Promise<Running> {
@@ -76,7 +76,7 @@ function dnsmasqCache(dir: string, port: number, upstream: number): Promise<Runn
 
 function kubeDns(clusterFile: string, port: number): Promise<Running> {
   const args = [`--cluster-file=${clusterFile}`, '--dns-bind-address=127.0.0.1', `--dns-port=${port}`, '--http-bind-address=127.0.0.1', '--healthz-port=0', '--lameduck=0s'];
-  return pinned('kube-dns', [process.execPath, ...productionNodeFlags('kube-dns'), join(repoRoot, 'dist/cmd/kube-dns/main.js'), ...args], 1, /initial sync done/);
+  return pinned('kube-dns', [process.execPath, ...programArgs('kube-dns'), ...args], 1, /initial sync done/);
 }
 
 /** One dnsperf run against `server` on `port` from the dnsperf CPUs; its QPS and the server's CPU per query. */
@@ -154,7 +154,7 @@ async function main(): Promise<void> {
         for (const n of [1, 2]) {
           const port = await freePort();
           // Both threads on CPU 0: the cost of threads, not more CPU.
-          const server = await pinned('dnscache', [process.execPath, ...productionNodeFlags('dnscache'), join(repoRoot, 'dist/cmd/dnscache/main.js'), '-k', `--port=${port}`, '--listen-address=127.0.0.1', '--no-resolv', '--cache-size=10000', `--server=127.0.0.1#${upstreamPort}`, '--log-facility=-', `--workers=${n}`], 1, /listening address=/);
+          const server = await pinned('dnscache', [process.execPath, ...programArgs('dnscache'), '-k', `--port=${port}`, '--listen-address=127.0.0.1', '--no-resolv', '--cache-size=10000', `--server=127.0.0.1#${upstreamPort}`, '--log-facility=-', `--workers=${n}`], 1, /listening address=/);
           try {
             await dnsperf(port, queries, 2, maxLoad, PERF_CPUS);
             const { perf, cpuUs } = await measure(server, port, queries, ['-T', String(perfThreads), '-c', String(clients), '-Q', String(RATE)]);

@@ -62,6 +62,11 @@ export function productionNodeFlags(program = 'kube-dns', root = repoRoot): stri
   return shebang.replace(/^#!\S*env -S node\s*/, '').split(/\s+/).filter(Boolean);
 }
 
+/** A program of `root`'s build as production runs it, for process.execPath: its shebang's Node flags, then its entry. */
+export function programArgs(program: string, root = repoRoot): string[] {
+  return [...productionNodeFlags(program, root), join(root, `dist/cmd/${program}/main.js`)];
+}
+
 /**
  * `--workers=1` for a build of `root` whose default is auto (every bench but bench:scale measures one
  * thread, set against one-threaded dnsmasq); nothing for an older build, which has one thread.
@@ -73,7 +78,7 @@ export function oneThread(root = repoRoot): string[] {
 /** kube-dns on `clusterFile`; `root`: a checkout whose dist/ to run (another build, to compare). */
 export async function startKubeDns(dir: string, clusterFile: string, extra: string[] = [], root = repoRoot): Promise<Running & { syncMs: number }> {
   const started = Date.now();
-  const child = spawn(process.execPath, [...productionNodeFlags('kube-dns', root), join(root, 'dist/cmd/kube-dns/main.js'), `--cluster-file=${clusterFile}`, '--dns-bind-address=127.0.0.1', '--http-bind-address=127.0.0.1', '--dns-port=0', '--healthz-port=0', `--resolv-conf=${join(dir, 'resolv.conf')}`, ...oneThread(root), ...extra], {
+  const child = spawn(process.execPath, [...programArgs('kube-dns', root), `--cluster-file=${clusterFile}`, '--dns-bind-address=127.0.0.1', '--http-bind-address=127.0.0.1', '--dns-port=0', '--healthz-port=0', `--resolv-conf=${join(dir, 'resolv.conf')}`, ...oneThread(root), ...extra], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stop = stopper(child);
@@ -129,7 +134,7 @@ export function nodeCacheArgv(root: string, dir: string, localIps: string, coref
   mkdirSync(join(own, 'kube-dns'), { recursive: true });
   writeFileSync(join(own, 'Corefile.base'), corefile);
   writeFileSync(join(own, 'resolv.conf'), 'nameserver 127.0.0.1\n');
-  return [process.execPath, ...productionNodeFlags('node-cache', root), join(root, 'dist/cmd/node-cache/main.js'), `-localip=${localIps}`, '-setupinterface=false', '-setupiptables=false', `-basecorefile=${join(own, 'Corefile.base')}`, `-corefile=${join(own, 'Corefile')}`, `-kubednscm=${join(own, 'kube-dns')}`, `-resolvconf=${join(own, 'resolv.conf')}`, ...extra];
+  return [process.execPath, ...programArgs('node-cache', root), `-localip=${localIps}`, '-setupinterface=false', '-setupiptables=false', `-basecorefile=${join(own, 'Corefile.base')}`, `-corefile=${join(own, 'Corefile')}`, `-kubednscm=${join(own, 'kube-dns')}`, `-resolvconf=${join(own, 'resolv.conf')}`, ...extra];
 }
 
 /** CPU time a process has used so far, in milliseconds (utime and stime of /proc/<pid>/stat). */
