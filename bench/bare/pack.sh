@@ -3,7 +3,7 @@
 # few minutes, to measure how answering scales with cores): into bench/bare/pack/ (ignored), ~55 MB.
 #   node.xz               this checkout's Node (the `node` devDependency), stripped
 #   node_modules.tar.xz   the runtime dependencies only (npm ci --omit=dev)
-#   tools.tar.xz          dnsperf, dnsmasq and taskset with every library they load and the loader that
+#   tools.tar.xz          dnsperf, dnsmasq, taskset and tcpdump (bench:fair's hits on the wire) with every library they load and the loader that
 #                         runs them (so they run on any x86-64 Linux), and CoreDNS (static)
 #   commit                the commit packed, for the results (the copy there has no .git)
 # Then carry `dist` and `bench/bare/pack` there and run `bash bench/bare/run.sh node bench/scale.ts`.
@@ -26,7 +26,7 @@ cp package.json package-lock.json "$deps/"
 tar -C "$deps" -cf - node_modules | xz -T0 -6 >"$out/node_modules.tar.xz"
 
 mkdir -p "$tools/sys/bin" "$tools/sys/lib" "$tools/cache"
-for bin in "$(command -v dnsperf)" /usr/sbin/dnsmasq "$(command -v taskset)"; do
+for bin in "$(command -v dnsperf)" /usr/sbin/dnsmasq "$(command -v taskset)" "$(command -v tcpdump)"; do
   cp "$bin" "$tools/sys/bin/"
   # Every library ldd resolves, and the loader (the line with no "=>").
   ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' | xargs -r -I{} cp -L {} "$tools/sys/lib/"
