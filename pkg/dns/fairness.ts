@@ -6,9 +6,13 @@
 // most `share` a window, the max-min fair level of what the thread can take (the window's admitted
 // misses scaled by how far the utilisation was from `busyAt`: too busy, less; room left, more) over
 // what each asked, so an asker asking less than its share keeps all of it; never under the floor,
-// which each asker keeps a second however its misses fall into windows.
+// which each asker keeps a second however its misses fall into windows. After a window with room,
+// a share binds only the limited and those asking twice it.
 // An asker alone is shared with nobody, unless the port's receive queue backs up (udp-backlog.ts):
-// a flood that fills it would leave no room for the packets of whoever comes next. With `slots`,
+// a flood that fills it would leave no room for the packets of whoever comes next; nor are askers
+// alike (none asking twice another's) who would all be cut, unless it backs up two windows running:
+// nobody asks more than the others. A fresh thread takes no share from its first WARM_WINDOWS
+// windows in which more than one asker missed. With `slots`,
 // misses waiting on an upstream are shared the same way once that many are in flight. What exceeds
 // a share is dropped before the query is parsed beyond its question. Sharing ends after a second
 // with nothing dropped.
@@ -90,6 +94,15 @@ const OVERFLOW = '*';
 const CALM_WINDOWS = 10;
 /** A busy fraction at which the thread is taken to have more work than time. */
 const SATURATED = 0.99;
+/**
+ * Windows in which more than one asker missed that a fresh thread takes no share from: its first
+ * misses run uncompiled, up to 2.5 times the CPU of a warm one, so a load it will take at 78 % busy
+ * reads 100 % busy, its queue backing up, and shares set from those windows cut every asker as they
+ * caught up on their rate (1,600 lost of eight askers at 2,500 misses a second in bench:miss-cost).
+ * One asker alone is shared from its first window, as before, if it fills the queue: a flood's flows
+ * read by another thread were not all steered when sharing began later.
+ */
+export const WARM_WINDOWS = 2;
 
 function eventLoopBusy(): () => number {
   let last: EventLoopUtilization = performance.eventLoopUtilization();
@@ -125,12 +138,22 @@ export class Fairness {
   private readonly steering: FlowSteering[] = [];
   /** The last window's: a watched queue backing up. */
   private pressure = false;
+  /**
+   * The last window was busy past busyAt or its queue backed up: a share binds every asker over it.
+   * After a window with room it binds only the limited and those asking twice it: a share set from
+   * demands that all fitted cut eight askers catching up on a busier window's delay (338 lost).
+   */
+  private tight = false;
+  /** The queue backed up in the last window and the one before: not a stall that it has caught up from. */
+  private pressedTwice = false;
   /** A watched queue backed up since sharing began: its floods are steered (udp-steer.ts) until sharing ends. */
   private backedUp = false;
   private windowStart: number;
   /** Misses in flight each asker may have once `slots` are: the slots over the askers waiting (at the last window's end). */
   private slotShare = Infinity;
   private admittedInWindow = 0;
+  /** Windows in which more than one asker missed, counted up to WARM_WINDOWS. */
+  private crowdedWindows = 0;
   private droppedInWindow = 0;
   private calm = 0;
 
@@ -182,7 +205,7 @@ export class Fairness {
     }
     a.asked++;
     const floor = this.floorKept(a, now);
-    if (this.shared && !floor && (a.admitted >= this.paced(now) || (this.slots > 0 && this.inflight >= this.slots && a.inflight >= this.slotShare))) {
+    if (this.shared && !floor && (this.overShare(a, now) || (this.slots > 0 && this.inflight >= this.slots && a.inflight >= this.slotShare))) {
       this.dropped(a);
       return null;
     }
@@ -213,6 +236,11 @@ export class Fairness {
   finished(a: Asker): void {
     a.inflight--;
     this.inflight--;
+  }
+
+  /** Whether `a` is over its share so far into the window, and it binds (see `tight`). */
+  private overShare(a: Asker, now: number): boolean {
+    return a.admitted >= this.paced(now) && (this.tight || a.limited || a.asked > 2 * this.share);
   }
 
   /**
@@ -290,8 +318,13 @@ export class Fairness {
     const slotsFull = this.slots > 0 && this.inflight >= this.slots;
     // A thread with time to spare reads what comes as it comes: its queue cannot be backing up, and
     // /proc/net/udp is not free to read (the kernel walks its whole UDP table).
+    const pressedBefore = this.pressure;
     this.pressure = busy >= this.busyAt / 2 && this.pressed();
-    if (!this.shared && (busy >= this.busyAt || slotsFull || this.pressure)) {
+    this.pressedTwice = this.pressure && pressedBefore;
+    this.tight = busy >= this.busyAt || this.pressure;
+    const fresh = this.crowdedWindows < WARM_WINDOWS && this.crowded();
+    if (fresh) this.crowdedWindows++;
+    if (!this.shared && (slotsFull || (!fresh && (busy >= this.busyAt || this.pressure)))) {
       this.shared = true;
       this.calm = 0;
     }
@@ -312,17 +345,30 @@ export class Fairness {
     this.forgetIdle();
   }
 
+  /** Whether more than one asker missed in this window. */
+  private crowded(): boolean {
+    let missed = 0;
+    for (const a of this.askers.values()) if (a.asked > 0 && ++missed > 1) return true;
+    return false;
+  }
+
   /**
    * Max-min fair: what the thread can take at busyAt (the window's admitted misses, scaled by how far
    * it was from it) filled up asker by asker, the smallest demand first; the level where it runs out is
-   * the share (every asker under it keeps all it asked). Moves at most twofold a window once set.
+   * the share (every asker under it keeps all it asked); where it does not run out, the largest demand
+   * and a tenth more, within the room left. Moves at most twofold a window once set.
    */
   private nextShare(busy: number): number {
     // Saturated or falling behind, the utilisation cannot say by how much: take a third off until it can.
     const scale = busy >= SATURATED || this.pressure ? 0.7 : Math.min(2, this.busyAt / Math.max(busy, 0.01));
     const capacity = this.admittedInWindow * scale;
     const demands: number[] = [];
-    for (const a of this.askers.values()) if (a.asked > 0) demands.push(a.asked);
+    let limited = false;
+    for (const a of this.askers.values()) {
+      if (a.asked === 0) continue;
+      demands.push(a.asked);
+      limited ||= a.limited;
+    }
     // Alone (nobody else missed within a second), an asker has nobody to share with, unless it is
     // filling the queue: then whoever comes next could not even be heard. Once limited for that it
     // stays limited while sharing lasts: its queue drained by the limit is no sign that the flood
@@ -340,7 +386,19 @@ export class Fairness {
       }
       left -= demands[i];
     }
-    if (level === Infinity) level = demands.length > 0 ? demands[demands.length - 1] : this.floor;
+    // Askers alike (none asking twice another's), every one over the level, none limited yet, the
+    // queue not backing up two windows running: nobody asks more than the others, and a window's busy
+    // fraction swings (one at 0.91 in a load at 0.7 set a share that cut eight equal askers, and the
+    // next window's catch-up cut them again), as does its queue (a window in which the thread was held
+    // ~100 ms by something else backed it up, and the share set from its few misses cut all eight as
+    // they caught up: 1,600 lost). A queue backing up for longer shares it evenly; an asker limited
+    // stays so while sharing lasts, as one alone does. One asker missing in a window (a TCP flood's
+    // burst read before anyone's datagram) is not alike anyone: shared as before.
+    const largest = demands[demands.length - 1];
+    if (demands.length > 1 && largest <= 2 * demands[0] && level < demands[0] && !limited && !this.pressedTwice) return Infinity;
+    // Every demand fits: the largest and a tenth more (at the largest itself an asker asking one more
+    // the next window lost it, and each such drop kept sharing on for ever).
+    if (level === Infinity) level = demands.length > 0 ? largest + Math.min(left, Math.max(1, largest / 10)) : this.floor;
     const bounded = this.share === Infinity ? level : Math.min(Math.max(level, this.share / 2), this.share * 2);
     return Math.max(this.floor, Math.ceil(bounded));
   }
