@@ -7,6 +7,7 @@
 import t from 'tap';
 import { Fairness, WARM_WINDOWS } from '../../pkg/dns/fairness.ts';
 import type { Asker } from '../../pkg/dns/fairness.ts';
+import type { Test } from 'tap';
 import { emptyOptView } from '../../pkg/dns/question.ts';
 
 /**
@@ -41,6 +42,29 @@ function ask(f: Fairness, address: string, n: number): number {
   let admitted = 0;
   for (let i = 0; i < n; i++) if (f.admit(address) !== null) admitted++;
   return admitted;
+}
+
+/**
+ * Eight askers (127.0.0.11-18, as bench:miss-cost's): `round(busy, demands)` asks each its demand
+ * (one for all, or one each), ends the window at that busy fraction and says how many were admitted.
+ */
+function eightAskers(f: Fairness, state: { busy: number }) {
+  const askers = Array.from({ length: 8 }, (_, i) => `127.0.0.${11 + i}`);
+  return (busy: number, demands: number | number[]): number => {
+    state.busy = busy;
+    let admitted = 0;
+    askers.forEach((a, i) => (admitted += ask(f, a, typeof demands === 'number' ? demands : demands[i])));
+    f.tick();
+    return admitted;
+  };
+}
+
+/** Twelve windows of 250 misses each at `busy`: every one admitted, nothing dropped, sharing over, nobody named. */
+function settlesUncut(t: Test, f: Fairness, round: ReturnType<typeof eightAskers>, busy: number, events: unknown[]): void {
+  for (let w = 0; w < 12; w++) t.equal(round(busy, 250), 2000, `window ${w + 1}: every miss admitted`);
+  t.equal(f.stats.dropped, 0);
+  t.notOk(f.shared, 'not shared, or no longer');
+  t.same(events, [], 'nobody named');
 }
 
 t.test('alone, an asker is never limited, however busy it keeps the thread', async (t) => {
@@ -104,23 +128,13 @@ t.test("a load's start, the miss path not yet compiled: its saturated windows an
   const queue = { queued: 0, drops: 0 };
   const { f, state, events } = stepped({ backlog: () => ({ ...queue }) }, { fresh: true });
   f.watch(5353, 4096);
-  const askers = Array.from({ length: 8 }, (_, i) => `127.0.0.${11 + i}`);
-  const round = (busy: number, demands: number[]) => {
-    state.busy = busy;
-    let admitted = 0;
-    askers.forEach((a, i) => (admitted += ask(f, a, demands[i])));
-    f.tick();
-    return admitted;
-  };
+  const round = eightAskers(f, state);
   round(0.6, [148, 114, 94, 67, 0, 0, 0, 0]);
   queue.queued = 2048;
   round(1, [166, 166, 166, 166, 160, 104, 49, 15]);
   queue.queued = 0;
   t.equal(round(0.84, [274, 273, 273, 295, 294, 302, 401, 406]), 2518, 'the catch-up: every miss admitted');
-  for (let w = 0; w < 12; w++) t.equal(round(0.78, Array(8).fill(250)), 2000, `warm, window ${w + 1}: every miss admitted`);
-  t.equal(f.stats.dropped, 0);
-  t.notOk(f.shared, 'not shared');
-  t.same(events, []);
+  settlesUncut(t, f, round, 0.78, events);
 });
 
 t.test('a fresh thread under a flood: shared after its first windows beside other askers, at once alone', async (t) => {
@@ -156,22 +170,12 @@ t.test('one window past busy in a load of equal askers cuts nobody while the que
   // (a collection, another process), the next at 0.98 while the askers caught up on its delay. The
   // share set from the first (208 of 250) cut all eight, and each drop filled its client's window.
   const { f, state, events } = stepped();
-  const askers = Array.from({ length: 8 }, (_, i) => `127.0.0.${11 + i}`);
-  const round = (busy: number, demand: number) => {
-    state.busy = busy;
-    let admitted = 0;
-    for (const a of askers) admitted += ask(f, a, demand);
-    f.tick();
-    return admitted;
-  };
+  const round = eightAskers(f, state);
   round(0.68, 248);
   round(0.91, 211);
   t.ok(f.shared, 'shared');
   t.equal(round(0.98, 289), 8 * 289, 'the catch-up: every miss admitted');
-  for (let w = 0; w < 12; w++) t.equal(round(0.7, 250), 2000, `window ${w + 1}: every miss admitted`);
-  t.equal(f.stats.dropped, 0);
-  t.notOk(f.shared, 'a calm second: no longer shared');
-  t.same(events, []);
+  settlesUncut(t, f, round, 0.7, events);
 });
 
 t.test('after a window with room, askers catching up over a share that every demand fitted are not cut', async (t) => {
@@ -179,24 +183,14 @@ t.test('after a window with room, askers catching up over a share that every dem
   // share of the largest demand and a tenth (273) set at 0.78 busy; the askers catch up on the next
   // window's delay (302 each) and were cut by 41 each, their clients stalled: 338 lost.
   const { f, state, events } = stepped();
-  const askers = Array.from({ length: 8 }, (_, i) => `127.0.0.${11 + i}`);
-  const round = (busy: number, demands: number[]) => {
-    state.busy = busy;
-    let admitted = 0;
-    askers.forEach((a, i) => (admitted += ask(f, a, demands[i])));
-    f.tick();
-    return admitted;
-  };
+  const round = eightAskers(f, state);
   round(1, [334, 334, 335, 334, 348, 334, 357, 344]);
   t.ok(f.shared, 'shared');
   round(0.77, Array(8).fill(298));
   round(0.78, Array(8).fill(248));
   t.ok(f.share < 302, `a share every demand fitted (${f.share})`);
   t.equal(round(0.9, Array(8).fill(302)), 8 * 302, 'the catch-up after a window with room: every miss admitted');
-  for (let w = 0; w < 12; w++) t.equal(round(0.64, Array(8).fill(250)), 2000, `window ${w + 1}: every miss admitted`);
-  t.equal(f.stats.dropped, 0);
-  t.notOk(f.shared, 'a calm second: no longer shared');
-  t.same(events, []);
+  settlesUncut(t, f, round, 0.64, events);
 });
 
 t.test('a window in which the thread was held, its queue backing up, cuts nobody as the askers catch up', async (t) => {
@@ -206,24 +200,14 @@ t.test('a window in which the thread was held, its queue backing up, cuts nobody
   const queue = { queued: 0, drops: 0 };
   const { f, state, events } = stepped({ backlog: () => ({ ...queue }) });
   f.watch(5353, 4096);
-  const askers = Array.from({ length: 8 }, (_, i) => `127.0.0.${11 + i}`);
-  const round = (busy: number, demand: number) => {
-    state.busy = busy;
-    let admitted = 0;
-    for (const a of askers) admitted += ask(f, a, demand);
-    f.tick();
-    return admitted;
-  };
+  const round = eightAskers(f, state);
   round(0.8, 248);
   queue.queued = 2048;
   round(1, 96);
   queue.queued = 0;
   t.ok(f.shared, 'shared');
   t.equal(round(0.34, 227), 8 * 227, 'the catch-up: every miss admitted');
-  for (let w = 0; w < 12; w++) t.equal(round(0.7, 250), 2000, `window ${w + 1}: every miss admitted`);
-  t.equal(f.stats.dropped, 0);
-  t.notOk(f.shared, 'a calm second: no longer shared');
-  t.same(events, []);
+  settlesUncut(t, f, round, 0.7, events);
 });
 
 t.test('after a window with room, an asker asking twice its share is cut', async (t) => {
