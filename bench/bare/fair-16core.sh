@@ -15,6 +15,7 @@ part() {
   env BENCH_FAIR_NAME="$name" "$@" timeout 200 node bench/fair-share.ts 2>&1 | grep -E '^  |^\|' | head -40
   # Only this run's files: the committed ones of the same name would crowd what comes back.
   [ "$out" = bench/results ] || find bench/results -name "$name-*" -newer "$since" -exec cp {} "$out"/ \;
+  rm -f "$since"
   date
 }
 nproc; date
