@@ -300,7 +300,8 @@ export class DnsServer {
         this.tcp = tcp;
         if (this.fairness !== null) {
           this.steering = new FlowSteering({ open: (a, p) => udp.steer(a, p) });
-          this.fairness.watch(udpPort, this.opts.udpRecvBufferSize, this.steering);
+          // The buffer granted, not the one asked for: capped by rmem_max, the queue may never reach a quarter of the latter.
+          this.fairness.watch(udpPort, udp.recvBufferBytes(), this.steering);
         }
         return { address, port: tcpPort };
       } catch (err) {

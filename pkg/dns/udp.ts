@@ -81,6 +81,15 @@ export class UdpListener implements Responder {
   }
 
   /**
+   * The receive buffer the kernel granted, in setsockopt's terms: what was asked, or less where
+   * net.core.rmem_max caps it (212,992 bytes by default). Linux reports double what it grants (its
+   * bookkeeping counts in that), halved here.
+   */
+  recvBufferBytes(): number {
+    return this.socket.getRecvBufferSize() / 2;
+  }
+
+  /**
    * A queue of its own for the datagrams of `address`:`port` (udp-steer.ts): a socket bound to this
    * one's port (SO_REUSEPORT) and connected to the flow. What it reads is answered from this socket,
    * as if it had come here. Null when this socket shares no port (not bound with reusePort).

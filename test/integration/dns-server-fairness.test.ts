@@ -7,14 +7,22 @@
 
 import t from 'tap';
 import { once } from 'node:events';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { Fairness } from '../../pkg/dns/fairness.ts';
 import { withClientSubnet } from '../../pkg/dns/client-subnet.ts';
-import { startServer } from '../helpers/dns-server.ts';
+import { udpBacklog } from '../../pkg/dns/udp-backlog.ts';
+import { query, startServer } from '../helpers/dns-server.ts';
 import { askFrom, connectedTo, costly, floodNames } from '../helpers/flood.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { makeQuery } from '../helpers/packets.ts';
 import { frame, splitFrames } from '../helpers/tcp-frames.ts';
+
+/** A node program sending its first argument (hex) to 127.0.0.1:<second argument> as fast as it can, for 10 s at most. */
+const SEND_FOR_10_S = `const s = require('node:dgram').createSocket('udp4'); const q = Buffer.from(process.argv[1], 'hex');
+setTimeout(() => process.exit(0), 10000);
+(function burst() { for (let i = 0; i < 50; i++) s.send(q, Number(process.argv[2]), '127.0.0.1'); setImmediate(burst); })();`;
 
 t.test('a flooding asker is held to its share while the thread is busy; the others are answered, every one', async (t) => {
   const events: [string, boolean][] = [];
@@ -106,4 +114,24 @@ t.test("over TCP, a miss over its share of a pod behind one of our caches is ans
   const own = await burst('127.0.0.68', (id) => makeQuery(`n${id}.own.test`, id), 2000);
   stop();
   t.ok(own.answered < QUERIES && own.refused === 0, `its own connection: what is over its share goes unanswered (${own.answered} of ${QUERIES} answered, none REFUSED)`);
+});
+
+t.test("a queue backing up past a quarter of the buffer the kernel granted is pressure, where rmem_max caps what was asked for (a default node's 212,992 bytes)", async (t) => {
+  const rmemMax = Number(readFileSync('/proc/sys/net/core/rmem_max', 'utf8'));
+  // The thread's utilisation read as 0.6: enough for the queue to be read, short of sharing for busyness alone.
+  const fairness = new Fairness({ windowMs: 3_600_000, busy: () => 0.6 });
+  t.teardown(() => fairness.close());
+  const { port } = await startServer(t, { handler: costly, fairness, answerCacheBytes: 0, udpRecvBufferSize: 16 * rmemMax });
+  // Another process sends while this thread is held, so nothing reads the queue, until it holds half
+  // of rmem_max: past a quarter of what was granted (rmem_max), well short of full (no drop, which
+  // would be pressure of its own).
+  const sender = spawn(process.execPath, ['-e', SEND_FOR_10_S, query('q.pressed.test', 1, 7).toString('hex'), String(port)], { stdio: 'ignore' });
+  t.teardown(() => sender.kill('SIGKILL'));
+  const until = Date.now() + 5000;
+  let backlog = udpBacklog(port);
+  while ((backlog?.queued ?? 0) < rmemMax / 2 && Date.now() < until) backlog = udpBacklog(port);
+  sender.kill('SIGKILL');
+  fairness.tick();
+  t.ok(backlog !== null && backlog.queued >= rmemMax / 2 && backlog.drops === 0, `the queue held ${backlog?.queued} bytes, none dropped`);
+  t.ok(fairness.shared, 'misses shared');
 });
