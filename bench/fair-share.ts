@@ -37,6 +37,8 @@ const RATE = Number(process.env.BENCH_FAIR_RATE ?? 250);
 const FLOOD = Number(process.env.BENCH_FAIR_FLOOD ?? 50_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const ONLY = process.env.BENCH_FAIR_SYSTEMS?.split(',');
+/** The floods run (BENCH_FAIR_FLOODS=tcp: that one only, for A/B runs by hand). */
+const FLOODS = (process.env.BENCH_FAIR_FLOODS ?? 'udp,tcp').split(',') as ('udp' | 'tcp')[];
 const ASKERS = Array.from({ length: 8 }, (_, i) => `127.0.0.${11 + i}`);
 const FLOODER = '127.0.0.66';
 const FLOOD_THREADS = Number(process.env.BENCH_FAIR_FLOOD_THREADS ?? 1);
@@ -129,7 +131,7 @@ function flood(port: number, file: string, mode: 'udp' | 'tcp'): { done: Promise
 async function measure(dir: string, s: Subject, existing: string[], floodFile: string, mode: 'udp' | 'tcp', n: number): Promise<Figures> {
   // A fresh process is still compiling its hot paths (on the wire, its hits' p99 read 3 ms after one
   // round, 0.3 after two): the first flood's baseline gets a second round.
-  for (let w = 0; w < (mode === 'udp' ? 2 : 1); w++) await askers(dir, s.port, existing, `warm-${n}-${mode}-${w}`);
+  for (let w = 0; w < (mode === FLOODS[0] ? 2 : 1); w++) await askers(dir, s.port, existing, `warm-${n}-${mode}-${w}`);
   const alone = await askers(dir, s.port, existing, `alone-${n}-${mode}`);
   let peak = rssMiB(s.pid);
   const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(s.pid))), 250);
@@ -261,7 +263,7 @@ async function againstBackends({ dir, c, clusterFile, hostsFile, floodFile, exis
       try {
         if (!wanted(s)) continue;
         await pin(s.pid, SERVER_CPU);
-        for (const mode of ['udp', 'tcp'] as const) results.push(await measure(dir, s, existing, floodFile, mode, n++));
+        for (const mode of FLOODS) results.push(await measure(dir, s, existing, floodFile, mode, n++));
       } finally {
         await s.stop();
       }

@@ -335,14 +335,15 @@ export class Fairness {
       this.share = this.shared ? this.nextShare(busy) : Infinity;
     }
     this.backedUp = this.shared && (this.backedUp || this.pressure);
-    for (const f of this.steering) {
-      f.window(this.backedUp);
-      if (!this.shared) f.releaseAll();
-    }
     this.admittedInWindow = 0;
     this.droppedInWindow = 0;
     this.windowStart = this.now();
     this.forgetIdle();
+    // Once the counts start afresh: a held TCP connection's frames, taken as it resumes, are the new window's.
+    for (const f of this.steering) {
+      f.window(this.backedUp);
+      if (!this.shared) f.releaseAll();
+    }
   }
 
   /** Whether more than one asker missed in this window. */

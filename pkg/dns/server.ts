@@ -26,7 +26,7 @@ import type { PrefetchRule } from './prefetch.ts';
 import { guardObserver } from './observer.ts';
 import type { ServerObserver } from './observer.ts';
 import { TcpListener } from './tcp.ts';
-import type { TcpCloseReason } from './tcp.ts';
+import type { TcpCloseReason, TcpConnection } from './tcp.ts';
 import { UdpListener } from './udp.ts';
 
 export type { Transport } from './responder.ts';
@@ -502,8 +502,12 @@ export class DnsServer {
       const who = this.fairness.askerOf(req, address, this.optView);
       asker = this.fairness.admit(who);
       if (asker === null) {
-        // Its own flow (not a cache's, named in the Client Subnet): a candidate for a queue of its own.
-        if (who === address && via.transport === 'udp') this.flowDropped(address, port);
+        // Its own flow (not a cache's, named in the Client Subnet): over UDP a candidate for a queue
+        // of its own; over TCP its connection is not read again this window.
+        if (who === address) {
+          if (via.transport === 'udp') this.flowDropped(address, port);
+          else this.steering?.hold(via as TcpConnection);
+        }
         this.drop('limited');
         if (this.fairness.refuses(via.transport, who, address)) return this.fail(req, Rcode.REFUSED, qEnd, optDo, address, port, via, started);
         return via.skip();

@@ -116,6 +116,8 @@ export class TcpConnection implements Responder {
   private stopped = false;
   private writeBlocked = false;
   private closed = false;
+  /** Its asker is over its share (Fairness): no frames taken until resume(), at the window's end. */
+  private held = false;
   /** pump() is running: a send() from within it leaves the frames to its loop. */
   private pumping = false;
   private readonly address: string;
@@ -191,7 +193,7 @@ export class TcpConnection implements Responder {
   }
 
   private takeFrames(): void {
-    while (!this.stopped && this.pending !== null && !this.writeBlocked && this.inflight < this.opts.maxPipelined) {
+    while (!this.stopped && !this.held && this.pending !== null && !this.writeBlocked && this.inflight < this.opts.maxPipelined) {
       const buf = this.pending;
       if (buf.length < 2) break;
       const len = (buf[0] << 8) | buf[1];
@@ -219,7 +221,7 @@ export class TcpConnection implements Responder {
       if (this.inflight === 0 && (this.stopped || !this.hasFrame())) this.socket.end();
       return;
     }
-    const stalled = this.writeBlocked || this.inflight >= this.opts.maxPipelined;
+    const stalled = this.held || this.writeBlocked || this.inflight >= this.opts.maxPipelined;
     if (stalled) this.socket.pause();
     else if (this.socket.isPaused()) this.socket.resume();
   }
@@ -239,6 +241,17 @@ export class TcpConnection implements Responder {
 
   skip(): void {
     this.inflight--;
+    this.pump();
+  }
+
+  /** Takes no frames, and reads nothing, until resume(): the frames read stay buffered. */
+  pause(): void {
+    this.held = true;
+  }
+
+  resume(): void {
+    if (!this.held) return;
+    this.held = false;
     this.pump();
   }
 

@@ -10,6 +10,7 @@ import { once } from 'node:events';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { Fairness } from '../../pkg/dns/fairness.ts';
 import { withClientSubnet } from '../../pkg/dns/client-subnet.ts';
 import { udpBacklog } from '../../pkg/dns/udp-backlog.ts';
@@ -114,6 +115,28 @@ t.test("over TCP, a miss over its share of a pod behind one of our caches is ans
   const own = await burst('127.0.0.68', (id) => makeQuery(`n${id}.own.test`, id), 2000);
   stop();
   t.ok(own.answered < QUERIES && own.refused === 0, `its own connection: what is over its share goes unanswered (${own.answered} of ${QUERIES} answered, none REFUSED)`);
+});
+
+t.test("over TCP, a burst of pipelined misses over its asker's share is read at that share a window, not worked through at once: answers to it still come half a second on", async (t) => {
+  const fairness = new Fairness();
+  t.teardown(() => fairness.close());
+  const { port } = await startServer(t, { handler: costly, fairness, answerCacheBytes: 0 });
+  const stop = await floodNames(t, port, '127.0.0.66', 20_000, 'flood.test');
+  t.teardown(stop);
+  await eventually(() => fairness.shared, 'misses shared', 5000);
+  // Another asker, whose burst alone is over its share (the flooder's own share goes to its datagrams).
+  const socket = connect({ host: '127.0.0.1', port, localAddress: '127.0.0.68' });
+  t.teardown(() => socket.destroy());
+  await once(socket, 'connect');
+  const answeredAt: number[] = [];
+  splitFrames(socket, () => answeredAt.push(performance.now()));
+  const sent = performance.now();
+  socket.write(Buffer.concat(Array.from({ length: 2000 }, (_, id) => frame(makeQuery(`b${id}.burst.test`, id)))));
+  await new Promise((r) => setTimeout(r, 1000));
+  stop();
+  const late = answeredAt.filter((at) => at - sent > 500).length;
+  t.ok(late > 0, `answers after 500 ms: ${late} of ${answeredAt.length} (the first within ${Math.round((answeredAt[0] ?? sent) - sent)} ms)`);
+  t.ok(answeredAt.length < 2000, 'not every one: it is over its share');
 });
 
 t.test("a queue backing up past a quarter of the buffer the kernel granted is pressure, where rmem_max caps what was asked for (a default node's 212,992 bytes)", async (t) => {

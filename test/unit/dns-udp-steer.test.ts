@@ -1,7 +1,7 @@
 // pkg/dns's FlowSteering with the queues it opens recorded: only a flow that lost 50 misses in a
 // window while the port's queue backed up gets a queue of its own, the most dropped first, 16 at most;
 // back when its asker is let go or sharing ends. A steered flow's queue is not read from its first
-// miss dropped in a window to the window's end.
+// miss dropped in a window to the window's end; a TCP connection held likewise.
 
 import t from 'tap';
 import { FlowSteering, MAX_FLOWS } from '../../pkg/dns/udp-steer.ts';
@@ -89,4 +89,29 @@ t.test("a steered flow's queue is not read from its first miss dropped in a wind
   steering.release('10.0.0.66');
   steering.window(true);
   t.same(afterClose, [], 'a flow let go while not read is closed, never resumed');
+});
+
+t.test("a TCP connection held over its share is read again at the window's end, and held again if it goes over as it resumes", async (t) => {
+  const { steering } = recorded();
+  let reading = true;
+  let overOnResume = false;
+  // As a TcpConnection: resume() takes its buffered frames at once, and the first over the share holds it again.
+  const connection = {
+    pause: () => (reading = false),
+    resume: () => {
+      reading = true;
+      if (overOnResume) steering.hold(connection);
+    },
+  };
+  steering.hold(connection);
+  t.notOk(reading, 'held');
+  steering.window(false);
+  t.ok(reading, 'read again at the window\'s end');
+  steering.hold(connection);
+  overOnResume = true;
+  steering.window(false);
+  t.notOk(reading, 'over again as it resumed: held for the new window');
+  overOnResume = false;
+  steering.window(false);
+  t.ok(reading, 'and read again at its end');
 });
