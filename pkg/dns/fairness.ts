@@ -10,7 +10,7 @@
 // a share binds only the limited and those asking twice it.
 // An asker alone is shared with nobody, unless the port's receive queue backs up (udp-backlog.ts):
 // a flood that fills it would leave no room for the packets of whoever comes next; nor are askers
-// alike (none asking twice another's) who would all be cut, unless it backs up two windows running:
+// alike (none asking twice another's) who would be cut, unless it backs up PRESSED_WINDOWS running:
 // nobody asks more than the others. A fresh thread takes no share from its first WARM_WINDOWS
 // windows in which more than one asker missed. With `slots`,
 // misses waiting on an upstream are shared the same way once that many are in flight. What exceeds
@@ -104,6 +104,14 @@ const SATURATED = 0.99;
  */
 export const WARM_WINDOWS = 2;
 
+/**
+ * Windows running in which the queue must back up before askers alike are cut. Two were not enough:
+ * a window in which the thread was held backs it up, and so does the catch-up after it (1,600 lost
+ * of eight askers at 2,500 a second in bench:miss-cost, the share set from the catch-up window); a
+ * fresh thread's slow first windows did the same.
+ */
+export const PRESSED_WINDOWS = 3;
+
 function eventLoopBusy(): () => number {
   let last: EventLoopUtilization = performance.eventLoopUtilization();
   return () => {
@@ -144,8 +152,8 @@ export class Fairness {
    * demands that all fitted cut eight askers catching up on a busier window's delay (338 lost).
    */
   private tight = false;
-  /** The queue backed up in the last window and the one before: not a stall that it has caught up from. */
-  private pressedTwice = false;
+  /** Windows running in which the queue backed up, counted up to PRESSED_WINDOWS. */
+  private pressedWindows = 0;
   /** A watched queue backed up since sharing began: its floods are steered (udp-steer.ts) until sharing ends. */
   private backedUp = false;
   private windowStart: number;
@@ -318,9 +326,8 @@ export class Fairness {
     const slotsFull = this.slots > 0 && this.inflight >= this.slots;
     // A thread with time to spare reads what comes as it comes: its queue cannot be backing up, and
     // /proc/net/udp is not free to read (the kernel walks its whole UDP table).
-    const pressedBefore = this.pressure;
     this.pressure = busy >= this.busyAt / 2 && this.pressed();
-    this.pressedTwice = this.pressure && pressedBefore;
+    this.pressedWindows = this.pressure ? Math.min(PRESSED_WINDOWS, this.pressedWindows + 1) : 0;
     this.tight = busy >= this.busyAt || this.pressure;
     const fresh = this.crowdedWindows < WARM_WINDOWS && this.crowded();
     if (fresh) this.crowdedWindows++;
@@ -387,16 +394,17 @@ export class Fairness {
       }
       left -= demands[i];
     }
-    // Askers alike (none asking twice another's), every one over the level, none limited yet, the
-    // queue not backing up two windows running: nobody asks more than the others, and a window's busy
+    // Askers alike (none asking twice another's), some over the level, none limited yet, the queue
+    // not backing up PRESSED_WINDOWS running: nobody asks more than the others, and a window's busy
     // fraction swings (one at 0.91 in a load at 0.7 set a share that cut eight equal askers, and the
     // next window's catch-up cut them again), as does its queue (a window in which the thread was held
     // ~100 ms by something else backed it up, and the share set from its few misses cut all eight as
-    // they caught up: 1,600 lost). A queue backing up for longer shares it evenly; an asker limited
+    // they caught up: 1,600 lost; a window at 0.90, slow, whose level fell among the eight's demands,
+    // did the same). A queue backing up for longer shares it evenly; an asker limited
     // stays so while sharing lasts, as one alone does. One asker missing in a window (a TCP flood's
     // burst read before anyone's datagram) is not alike anyone: shared as before.
     const largest = demands[demands.length - 1];
-    if (demands.length > 1 && largest <= 2 * demands[0] && level < demands[0] && !limited && !this.pressedTwice) return Infinity;
+    if (demands.length > 1 && largest <= 2 * demands[0] && level !== Infinity && !limited && this.pressedWindows < PRESSED_WINDOWS) return Infinity;
     // Every demand fits: the largest and a tenth more (at the largest itself an asker asking one more
     // the next window lost it, and each such drop kept sharing on for ever).
     if (level === Infinity) level = demands.length > 0 ? largest + Math.min(left, Math.max(1, largest / 10)) : this.floor;

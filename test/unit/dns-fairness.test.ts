@@ -5,7 +5,7 @@
 // from a trusted cache's Client Subnet only.
 
 import t from 'tap';
-import { Fairness, WARM_WINDOWS } from '../../pkg/dns/fairness.ts';
+import { Fairness, PRESSED_WINDOWS, WARM_WINDOWS } from '../../pkg/dns/fairness.ts';
 import type { Asker } from '../../pkg/dns/fairness.ts';
 import type { Test } from 'tap';
 import { emptyOptView } from '../../pkg/dns/question.ts';
@@ -210,6 +210,56 @@ t.test('a window in which the thread was held, its queue backing up, cuts nobody
   settlesUncut(t, f, round, 0.7, events);
 });
 
+t.test('a window in which the thread was held and the catch-up after it, both backing the queue up, cut nobody as the askers catch up further', async (t) => {
+  // As bench:miss-cost logged it (2026-11-29): eight askers at 250 a window, half busy; a window with
+  // 88 each read, 0.94 busy, the queue backed up; the next 100 % busy with 256 each, the queue backed
+  // up again; a share of 180 set from it dropped 200 of each of the 361 they asked next: 1,600 lost.
+  const queue = { queued: 0, drops: 0 };
+  const { f, state, events } = stepped({ backlog: () => ({ ...queue }) });
+  f.watch(5353, 4096);
+  const round = eightAskers(f, state);
+  round(0.5, 250);
+  round(0.5, 250);
+  queue.queued = 2048;
+  round(0.94, 88);
+  round(1, 256);
+  queue.queued = 0;
+  t.equal(round(0.88, 361), 8 * 361, 'the catch-up: every miss admitted');
+  settlesUncut(t, f, round, 0.5, events);
+});
+
+t.test("a fresh thread's slow first windows, its queue backing up in two, cut nobody as the askers catch up", async (t) => {
+  // As logged (2026-11-29): a window of two askers, then eight 100 % busy with 800 misses read and the
+  // queue backed up, then 231 each, backed up again; the share set then (166) cut the next 305 each.
+  const queue = { queued: 0, drops: 0 };
+  const { f, state, events } = stepped({ backlog: () => ({ ...queue }) }, { fresh: true });
+  f.watch(5353, 4096);
+  const round = eightAskers(f, state);
+  round(0.32, [31, 1, 0, 0, 0, 0, 0, 0]);
+  queue.queued = 2048;
+  round(1, [147, 137, 131, 100, 100, 100, 100, 85]);
+  round(1, 231);
+  queue.queued = 0;
+  t.equal(round(0.6, 305), 8 * 305, 'the catch-up: every miss admitted');
+  settlesUncut(t, f, round, 0.6, events);
+});
+
+t.test('a slow window just past busy, whose level falls among equal demands, cuts nobody as the askers catch up', async (t) => {
+  // As logged (2026-11-29): eight equal askers, shared from their cold start; a window at 0.90 busy in
+  // which only 155 each were read (a miss cost twice what it had) set a share of 155, and the 337 each
+  // they asked next were cut to 138.
+  const { f, state, events } = stepped({}, { fresh: true });
+  const round = eightAskers(f, state);
+  round(0.94, [117, 103, 98, 64, 50, 40, 30, 10]);
+  round(1, 280);
+  round(1, 320);
+  round(0.89, 282);
+  round(0.85, 246);
+  round(0.901, [154, 155, 155, 155, 155, 155, 155, 156]);
+  t.equal(round(0.75, 337), 8 * 337, 'the catch-up: every miss admitted');
+  settlesUncut(t, f, round, 0.7, events);
+});
+
 t.test('after a window with room, an asker asking twice its share is cut', async (t) => {
   const { f, state, events } = stepped();
   state.busy = 0.95;
@@ -264,7 +314,7 @@ t.test('shared, with room to spare, an asker asking a little more each window is
 
 t.test('saturated, the queue backing up: the shares shrink by a third a window, never under the floor', async (t) => {
   // Askers alike, every one over what the thread can take: shared evenly once the queue has backed up
-  // (the kernel dropping) two windows running.
+  // (the kernel dropping) PRESSED_WINDOWS running.
   const queue = { queued: 0, drops: 0 };
   const { f, state } = stepped({ floorPerSecond: 30, backlog: () => ({ ...queue }) });
   f.watch(5353, 4096);
@@ -275,8 +325,10 @@ t.test('saturated, the queue backing up: the shares shrink by a third a window, 
     queue.drops++;
     f.tick();
   };
-  window();
-  t.equal(f.share, Infinity, 'one window of it: not yet');
+  for (let w = 1; w < PRESSED_WINDOWS; w++) {
+    window();
+    t.equal(f.share, Infinity, `${w} window(s) of it: not yet`);
+  }
   window();
   const first = f.share;
   t.ok(first <= 1000 && first >= 400, `an even split of what it could take (${first})`);
