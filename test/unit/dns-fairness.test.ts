@@ -59,6 +59,14 @@ function eightAskers(f: Fairness, state: { busy: number }) {
   };
 }
 
+/** Eight askers (eightAskers) on a thread whose watched port's queue the test sets (`queue.queued`). */
+function eightWithQueue(opts: { fresh?: boolean } = {}) {
+  const queue = { queued: 0, drops: 0 };
+  const { f, state, events } = stepped({ backlog: () => ({ ...queue }) }, opts);
+  f.watch(5353, 4096);
+  return { f, events, queue, round: eightAskers(f, state) };
+}
+
 /** Twelve windows of 250 misses each at `busy`: every one admitted, nothing dropped, sharing over, nobody named. */
 function settlesUncut(t: Test, f: Fairness, round: ReturnType<typeof eightAskers>, busy: number, events: unknown[]): void {
   for (let w = 0; w < 12; w++) t.equal(round(busy, 250), 2000, `window ${w + 1}: every miss admitted`);
@@ -125,10 +133,7 @@ t.test("a load's start, the miss path not yet compiled: its saturated windows an
   // window), started one after another, the first misses uncompiled (a window 100 % busy, the queue
   // backing up), then catching up on their rate; 78 % busy once warm. Shares set from the cold
   // windows cut every asker in the catch-up, and each client's window filled with the drops: 1,600 lost.
-  const queue = { queued: 0, drops: 0 };
-  const { f, state, events } = stepped({ backlog: () => ({ ...queue }) }, { fresh: true });
-  f.watch(5353, 4096);
-  const round = eightAskers(f, state);
+  const { f, events, queue, round } = eightWithQueue({ fresh: true });
   round(0.6, [148, 114, 94, 67, 0, 0, 0, 0]);
   queue.queued = 2048;
   round(1, [166, 166, 166, 166, 160, 104, 49, 15]);
@@ -197,10 +202,7 @@ t.test('a window in which the thread was held, its queue backing up, cuts nobody
   // As bench:miss-cost logged it: eight askers at 250 a window, 80 % busy; then a window 100 % busy
   // with 96 misses each read and the queue backed up (the thread held by something else), then 227
   // each as they caught up. The share set from the held window (68) dropped 200 of each: 1,600 lost.
-  const queue = { queued: 0, drops: 0 };
-  const { f, state, events } = stepped({ backlog: () => ({ ...queue }) });
-  f.watch(5353, 4096);
-  const round = eightAskers(f, state);
+  const { f, events, queue, round } = eightWithQueue();
   round(0.8, 248);
   queue.queued = 2048;
   round(1, 96);
@@ -214,10 +216,7 @@ t.test('a window in which the thread was held and the catch-up after it, both ba
   // As bench:miss-cost logged it (2026-11-29): eight askers at 250 a window, half busy; a window with
   // 88 each read, 0.94 busy, the queue backed up; the next 100 % busy with 256 each, the queue backed
   // up again; a share of 180 set from it dropped 200 of each of the 361 they asked next: 1,600 lost.
-  const queue = { queued: 0, drops: 0 };
-  const { f, state, events } = stepped({ backlog: () => ({ ...queue }) });
-  f.watch(5353, 4096);
-  const round = eightAskers(f, state);
+  const { f, events, queue, round } = eightWithQueue();
   round(0.5, 250);
   round(0.5, 250);
   queue.queued = 2048;
@@ -231,10 +230,7 @@ t.test('a window in which the thread was held and the catch-up after it, both ba
 t.test("a fresh thread's slow first windows, its queue backing up in two, cut nobody as the askers catch up", async (t) => {
   // As logged (2026-11-29): a window of two askers, then eight 100 % busy with 800 misses read and the
   // queue backed up, then 231 each, backed up again; the share set then (166) cut the next 305 each.
-  const queue = { queued: 0, drops: 0 };
-  const { f, state, events } = stepped({ backlog: () => ({ ...queue }) }, { fresh: true });
-  f.watch(5353, 4096);
-  const round = eightAskers(f, state);
+  const { f, events, queue, round } = eightWithQueue({ fresh: true });
   round(0.32, [31, 1, 0, 0, 0, 0, 0, 0]);
   queue.queued = 2048;
   round(1, [147, 137, 131, 100, 100, 100, 100, 85]);
