@@ -10,6 +10,7 @@
 const net = process.getBuiltinModule('node:net');
 import type { AddressInfo, Server, Socket } from 'node:net';
 import type { Responder } from './responder.ts';
+import type { Pausable } from './udp-steer.ts';
 
 /** Why the server closed a connection: nothing for idleTimeoutMs, a frame unfinished for frameTimeoutMs, or room made at the cap. */
 export type TcpCloseReason = 'idle' | 'stalled' | 'evicted';
@@ -100,7 +101,7 @@ export class TcpListener {
   }
 }
 
-export class TcpConnection implements Responder {
+export class TcpConnection implements Responder, Pausable {
   readonly transport = 'tcp';
   readonly headroom = 2;
   private readonly socket: Socket;

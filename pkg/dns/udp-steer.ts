@@ -16,6 +16,9 @@
 // wait with it: its own queue, its own loss. A flow goes back when its asker is no longer limited,
 // or sharing ends. Only an asker that is the packet's own source is steered: one named in a trusted
 // cache's Client Subnet shares its cache's flows with everyone behind it.
+//
+// A TCP connection needs no queue of its own (the kernel keeps one per connection): once a miss of
+// its own asker is dropped over its share, it is held likewise, unread until the window ends (hold).
 
 /** What is not read again until the window ends: a steered flow's queue, or a TCP connection. */
 export interface Pausable {
@@ -79,8 +82,8 @@ export class FlowSteering {
   }
 
   /**
-   * A TCP connection whose asker's miss was dropped over its share: its frames are not read again
-   * until the window ends, as a steered flow's queue. A flooder's burst of pipelined frames (dnsperf
+   * Not read again until the window ends: a steered flow's queue, or a TCP connection whose asker's
+   * miss was dropped over its share. A flooder's burst of pipelined frames (dnsperf
    * sends ~1,000 at once when its timeouts free its window) was otherwise worked through in one go,
    * nearly all dropped, and held the thread 1.6-2.3 ms; every hit read behind it waited as long.
    */
@@ -92,10 +95,12 @@ export class FlowSteering {
 
   /** A window's end: paused queues read again (a new share); with `pressure`, the most dropped flows get queues of their own. Counts start afresh. */
   window(pressure: boolean): void {
-    // Cleared first: a TCP connection resumed takes its frames at once, and may be held again.
-    const held = [...this.paused];
-    this.paused.clear();
-    for (const q of held) q.resume();
+    if (this.paused.size > 0) {
+      // Cleared first: a TCP connection resumed takes its frames at once, and may be held again.
+      const held = [...this.paused];
+      this.paused.clear();
+      for (const q of held) q.resume();
+    }
     if (pressure && this.steeredCount < MAX_FLOWS) {
       const flows: [string, number, number][] = [];
       for (const [address, ports] of this.drops) for (const [port, n] of ports) if (n >= MIN_DROPS && this.steered.get(address)?.has(port) !== true) flows.push([address, port, n]);
