@@ -112,6 +112,9 @@ export const WARM_WINDOWS = 2;
  */
 export const PRESSED_WINDOWS = 3;
 
+/** The dropped counts' reason for a miss over its asker's share. */
+export const LIMITED = 'limited';
+
 function eventLoopBusy(): () => number {
   let last: EventLoopUtilization = performance.eventLoopUtilization();
   return () => {
@@ -249,6 +252,11 @@ export class Fairness {
   /** Whether `a` is over its share so far into the window, and it binds (see `tight`). */
   private overShare(a: Asker, now: number): boolean {
     return a.admitted >= this.paced(now) && (this.tight || a.limited || a.asked > 2 * this.share);
+  }
+
+  /** Until the window ends, when the shares start afresh (a held connection's wait). */
+  windowLeftMs(): number {
+    return Math.max(0, this.windowStart + this.windowMs - this.now());
   }
 
   /**

@@ -19,6 +19,7 @@ import { errorReply, render, renderState, sameQuestionName, sharedTemplate, suff
 import type { Template } from './template.ts';
 import { AnswerCache } from './answer-cache.ts';
 import { HitFrequency } from './prefetch.ts';
+import { LIMITED } from './fairness.ts';
 import type { Asker, Fairness } from './fairness.ts';
 import { FlowSteering } from './udp-steer.ts';
 import { assertUdpPortFree } from './port-taken.ts';
@@ -65,6 +66,12 @@ export interface Query {
   prefetch: boolean;
   /** A handler that drops the query (answers null) may say why here: the dropped counts' reason. Unset: 'handler'. */
   dropReason?: string;
+  /**
+   * A handler that drops the query because the TCP connection's own asker is over its share elsewhere
+   * (--workers' owner keeps the shares) says for how long here: the connection takes no frames that
+   * long, as one this server's own fair shares hold until the window ends.
+   */
+  holdMs?: number;
 }
 
 export interface Answer {
@@ -508,7 +515,7 @@ export class DnsServer {
           if (via.transport === 'udp') this.flowDropped(address, port);
           else this.steering?.hold(via as TcpConnection);
         }
-        this.drop('limited');
+        this.drop(LIMITED);
         if (this.fairness.refuses(via.transport, who, address)) return this.fail(req, Rcode.REFUSED, qEnd, optDo, address, port, via, started);
         return via.skip();
       }
@@ -543,6 +550,8 @@ export class DnsServer {
     const finish = (answer: Answer | null): void => {
       if (answer === null) {
         this.drop(q.dropReason ?? 'handler');
+        // Before skip(), which would take the next frame.
+        if (q.holdMs !== undefined && via.transport === 'tcp') (via as TcpConnection).holdFor(q.holdMs);
         return via.skip();
       }
       let t: Template | null = null;

@@ -256,6 +256,13 @@ export class TcpConnection implements Responder, Pausable {
     this.pump();
   }
 
+  /** Held `ms` by a timer of its own: where no window of this thread's resumes it (Query.holdMs). */
+  holdFor(ms: number): void {
+    if (this.held) return;
+    this.pause();
+    setTimeout(() => this.resume(), ms).unref();
+  }
+
   /** Takes no more frames; ends the connection once every accepted query is answered. */
   stop(): void {
     if (this.stopped) return;

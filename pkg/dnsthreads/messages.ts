@@ -28,6 +28,13 @@ export interface RemoteQuery {
 /** The owner's reply to a miss: the answer, and under a partitioned cache the asker's partition as of the owner's change `epoch` (AskerPartitions). */
 export interface RemoteAnswer {
   answer: import('../dns/server.ts').Answer | null;
+  /** Dropped over its asker's share (Fairness): the thread counts it as LIMITED, not as the handler's drop. */
+  limited?: true;
+  /**
+   * Its asker is the TCP connection's own and over its share until the owner's window ends, this many
+   * ms on: the connection is held that long (Query.holdMs), as the owner holds its own (FlowSteering.hold).
+   */
+  holdMs?: number;
   partition?: number;
   epoch: number;
 }

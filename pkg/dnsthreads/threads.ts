@@ -77,20 +77,25 @@ export interface DnsThreadsOptions {
 /** A miss over its share that Fairness.refuses() answers: REFUSED, as DnsServer answers its own. */
 const REFUSED: Answer = { message: { ...emptyMessage(), qr: true, rcode: Rcode.REFUSED } };
 
-/** The owner's side of a miss: the Query made again from its bytes, the handler's answer made cloneable. */
-async function answerRemote(o: DnsThreadsOptions, r: RemoteQuery, wire: Buffer, view: OptView | null): Promise<Answer | null> {
+/** The owner's side of a miss: the Query made again from its bytes, the handler's answer made cloneable; or why it was dropped. */
+async function answerRemote(o: DnsThreadsOptions, r: RemoteQuery, wire: Buffer, view: OptView | null): Promise<Omit<RemoteAnswer, 'epoch' | 'partition'>> {
   const { handler, fairness } = o;
   // Admitted here, where the work is done, before the query is parsed; a drop is the thread's to count.
   // (undefined: not counted: no fairness, or the cache's own prefetch.)
   const who = fairness === undefined || r.prefetch ? undefined : fairness.askerOf(wire, r.address, view!);
   const asker = who === undefined ? undefined : fairness!.admit(who);
   if (asker === null) {
-    if (who === r.address && r.transport === 'udp') o.servers?.[r.listen]?.flowDropped(r.address, r.port);
-    return fairness!.refuses(r.transport, who!, r.address) ? REFUSED : null;
+    // Its own flow: over UDP a candidate for a queue of its own; over TCP its connection is held
+    // where it is read until this window ends (refuses() answers only a cache's pods).
+    if (who === r.address) {
+      if (r.transport === 'udp') o.servers?.[r.listen]?.flowDropped(r.address, r.port);
+      else return { answer: null, limited: true, holdMs: fairness!.windowLeftMs() };
+    }
+    return fairness!.refuses(r.transport, who!, r.address) ? { answer: REFUSED } : { answer: null, limited: true };
   }
   if (asker !== undefined) fairness!.started(asker);
   try {
-    return cloneable(await handler(queryFromWire(wire, r.transport, r.address, r.port, r.prefetch)));
+    return { answer: cloneable(await handler(queryFromWire(wire, r.transport, r.address, r.port, r.prefetch))) };
   } finally {
     if (asker !== undefined) fairness!.finished(asker);
   }
@@ -107,9 +112,9 @@ async function replyRemote(o: DnsThreadsOptions, r: RemoteQuery, p: Partitioning
   const wire = Buffer.from(r.wire.buffer, r.wire.byteOffset, r.wire.byteLength);
   // Its OPT read once, for fair shares and the partition alike.
   const view = o.fairness !== undefined || p.of !== null ? optViewOf(wire) : null;
-  const answer = await answerRemote(o, r, wire, view);
-  if (p.of === null) return { answer, epoch: p.epoch };
-  return { answer, partition: p.of(r.address, view!), epoch: p.epoch };
+  const answered = await answerRemote(o, r, wire, view);
+  if (p.of === null) return { ...answered, epoch: p.epoch };
+  return { ...answered, partition: p.of(r.address, view!), epoch: p.epoch };
 }
 
 /** An answer made cloneable for the thread that asked. */

@@ -6,6 +6,7 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { AnswerCache } from '../dns/answer-cache.ts';
+import { LIMITED } from '../dns/fairness.ts';
 import { DnsServer } from '../dns/server.ts';
 import type { Answer, Handler, Query } from '../dns/server.ts';
 import { AskerPartitions } from './askers.ts';
@@ -20,6 +21,8 @@ async function serve(port: NonNullable<typeof parentPort>, s: ThreadStart): Prom
   const answered = (q: Query, r: RemoteAnswer): Answer | null => {
     waiting--;
     if (r.partition !== undefined) askers.learn(q.remoteAddress, q.clientSubnet !== null, r.partition, r.epoch);
+    if (r.limited) q.dropReason = LIMITED;
+    if (r.holdMs !== undefined) q.holdMs = r.holdMs;
     return r.answer;
   };
   const failed = (err: unknown): never => {

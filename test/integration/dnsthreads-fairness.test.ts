@@ -6,6 +6,10 @@
 // misses wait behind them (bench:fair, 16 cores, --workers=4: hits' p99 0.3 → 770 ms).
 
 import t from 'tap';
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { Fairness } from '../../pkg/dns/fairness.ts';
 import type { Answer, Query } from '../../pkg/dns/server.ts';
 import { DnsThreads, MAX_WAITING } from '../../pkg/dnsthreads/threads.ts';
@@ -13,6 +17,8 @@ import { createLogger } from '../../pkg/log/log.ts';
 import { startServer } from '../helpers/dns-server.ts';
 import { askFrom, connectedTo, costly, floodNames } from '../helpers/flood.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { makeQuery } from '../helpers/packets.ts';
+import { frame, splitFrames } from '../helpers/tcp-frames.ts';
 
 const FLOWS = 8;
 
@@ -73,3 +79,56 @@ t.test('a thread sends the owner at most MAX_WAITING misses at once: an owner th
   }, 'misses sent again once the owner answered', 10_000);
   t.pass('the thread sends misses again');
 });
+
+t.test("over TCP to another thread, a burst of pipelined misses over its asker's share is held there as on the owner's socket: read at that share a window (answers half a second on), its drops counted as limited", async (t) => {
+  const fairness = new Fairness();
+  t.teardown(() => fairness.close());
+  const { server, port } = await startServer(t, { handler: costly, fairness, answerCacheBytes: 0, reusePort: true });
+  // kube-dns's thread observer: its counts are what kubedns_dns_dropped_requests_total shows.
+  const observerModule = new URL('../../pkg/kubedns/thread-observer.ts', import.meta.url).href;
+  const threads = new DnsThreads({ count: 1, listen: [{ address: '127.0.0.1', port }], answerCacheBytes: 0, roundRobin: false, handler: costly, fairness, servers: [server], observerModule, log: createLogger('test') });
+  t.teardown(() => threads.stop());
+  await threads.start();
+  const otherQueries = async () => (await threads.stats())[0].servers[0].queries;
+  // A flood that keeps this thread busy, so that misses are shared: one flow, hashed to one socket of
+  // the port; started again from another source port until it is this thread's (on the other one
+  // its misses past MAX_WAITING would be dropped there as the owner's backlog, not shared).
+  let stop = () => {};
+  for (let tries = 0; ; tries++) {
+    const before = await otherQueries();
+    stop = await floodNames(t, port, '127.0.0.66', 20_000, 'flood.test');
+    await new Promise((r) => setTimeout(r, 300));
+    if ((await otherQueries()) - before < 100) break;
+    stop();
+    if (tries >= 20) throw new Error("the flood reached the other thread's socket 20 times");
+  }
+  await eventually(() => fairness.shared, 'misses shared', 5000);
+  // SO_REUSEPORT hashes each connection to one thread's socket: connect until the other thread has one.
+  const socket = await connectToThread(port, '127.0.0.68', async () => (await threads.stats())[0].servers[0].tcpConnections === 1);
+  t.teardown(() => socket.destroy());
+  const answeredAt: number[] = [];
+  splitFrames(socket, () => answeredAt.push(performance.now()));
+  const sent = performance.now();
+  socket.write(Buffer.concat(Array.from({ length: 2000 }, (_, id) => frame(makeQuery(`b${id}.burst.test`, id)))));
+  await new Promise((r) => setTimeout(r, 1000));
+  stop();
+  const late = answeredAt.filter((at) => at - sent > 500).length;
+  t.ok(late > 0, `answers after 500 ms: ${late} of ${answeredAt.length} (the first within ${Math.round((answeredAt[0] ?? sent) - sent)} ms)`);
+  t.ok(answeredAt.length < 2000, 'not every one: it is over its share');
+  const dropped = ((await threads.stats())[0].observed as { dropped: Record<string, number> }).dropped;
+  t.ok((dropped.limited ?? 0) > 0, `the other thread counts the drops as limited (${JSON.stringify(dropped)})`);
+  t.equal(dropped.handler, undefined, "not as a handler's null answer");
+});
+
+/** A TCP connection from `from` to `port` that `landed()` says another thread took (each try a new source port). */
+async function connectToThread(port: number, from: string, landed: () => Promise<boolean>): Promise<Socket> {
+  for (let tries = 0; ; tries++) {
+    const socket = connect({ host: '127.0.0.1', port, localAddress: from });
+    await once(socket, 'connect');
+    await new Promise((r) => setTimeout(r, 50));
+    if (await landed()) return socket;
+    socket.destroy();
+    if (tries >= 50) throw new Error('no connection reached the other thread in 50 tries');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
