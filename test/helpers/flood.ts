@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Test } from 'tap';
@@ -11,6 +12,8 @@ import { Class, Type } from '../../pkg/dns/constants.ts';
 import { emptyMessage } from '../../pkg/dns/message.ts';
 import type { Answer, Query } from '../../pkg/dns/server.ts';
 import { dig } from './dig.ts';
+import { makeQuery } from './packets.ts';
+import { frame, splitFrames } from './tcp-frames.ts';
 
 /**
  * dnsperf (a process of its own, as a flooding pod is) sending `<n>.<zone>` for n = 0, 1, ... from
@@ -71,4 +74,18 @@ export function costly(q: Query): Answer {
   const m = emptyMessage();
   m.answers.push({ name: q.qname, type: Type.A, class: Class.IN, ttl: 60, data: { address: '192.0.2.1' } });
   return { message: m };
+}
+
+/**
+ * A burst of `count` pipelined misses (new names) written at once on `socket`, and what came back within
+ * a second: how many answers, and how many of them more than half a second after the burst was sent
+ * (a connection held at its share a window is still answered then; one read through at once is not).
+ */
+export async function pipelinedBurst(socket: Socket, count: number): Promise<{ answered: number; late: number; firstMs: number }> {
+  const answeredAt: number[] = [];
+  splitFrames(socket, () => answeredAt.push(performance.now()));
+  const sent = performance.now();
+  socket.write(Buffer.concat(Array.from({ length: count }, (_, id) => frame(makeQuery(`b${id}.burst.test`, id)))));
+  await new Promise((r) => setTimeout(r, 1000));
+  return { answered: answeredAt.length, late: answeredAt.filter((at) => at - sent > 500).length, firstMs: Math.round((answeredAt[0] ?? sent) - sent) };
 }
