@@ -77,8 +77,12 @@ export interface DnsThreadsOptions {
 /** A miss over its share that Fairness.refuses() answers: REFUSED, as DnsServer answers its own. */
 const REFUSED: Answer = { message: { ...emptyMessage(), qr: true, rcode: Rcode.REFUSED } };
 
-/** The owner's side of a miss: the Query made again from its bytes, the handler's answer made cloneable; or why it was dropped. */
-async function answerRemote(o: DnsThreadsOptions, r: RemoteQuery, wire: Buffer, view: OptView | null): Promise<Omit<RemoteAnswer, 'epoch' | 'partition'>> {
+/**
+ * The owner's side of a miss, as the reply to send (its `epoch` is replyRemote's to set): the Query
+ * made again from its bytes, the handler's answer made cloneable; or why it was dropped.
+ */
+async function answerRemote(o: DnsThreadsOptions, r: RemoteQuery, wire: Buffer, view: OptView | null): Promise<RemoteAnswer> {
+  const epoch = 0; // replyRemote sets it as the reply is sent
   const { handler, fairness } = o;
   // Admitted here, where the work is done, before the query is parsed; a drop is the thread's to count.
   // (undefined: not counted: no fairness, or the cache's own prefetch.)
@@ -89,13 +93,13 @@ async function answerRemote(o: DnsThreadsOptions, r: RemoteQuery, wire: Buffer, 
     // where it is read until this window ends (refuses() answers only a cache's pods).
     if (who === r.address) {
       if (r.transport === 'udp') o.servers?.[r.listen]?.flowDropped(r.address, r.port);
-      else return { answer: null, limited: true, holdMs: fairness!.windowLeftMs() };
+      else return { answer: null, limited: true, holdMs: fairness!.windowLeftMs(), epoch };
     }
-    return fairness!.refuses(r.transport, who!, r.address) ? { answer: REFUSED } : { answer: null, limited: true };
+    return fairness!.refuses(r.transport, who!, r.address) ? { answer: REFUSED, epoch } : { answer: null, limited: true, epoch };
   }
   if (asker !== undefined) fairness!.started(asker);
   try {
-    return { answer: cloneable(await handler(queryFromWire(wire, r.transport, r.address, r.port, r.prefetch))) };
+    return { answer: cloneable(await handler(queryFromWire(wire, r.transport, r.address, r.port, r.prefetch))), epoch };
   } finally {
     if (asker !== undefined) fairness!.finished(asker);
   }
@@ -112,9 +116,11 @@ async function replyRemote(o: DnsThreadsOptions, r: RemoteQuery, p: Partitioning
   const wire = Buffer.from(r.wire.buffer, r.wire.byteOffset, r.wire.byteLength);
   // Its OPT read once, for fair shares and the partition alike.
   const view = o.fairness !== undefined || p.of !== null ? optViewOf(wire) : null;
-  const answered = await answerRemote(o, r, wire, view);
-  if (p.of === null) return { ...answered, epoch: p.epoch };
-  return { ...answered, partition: p.of(r.address, view!), epoch: p.epoch };
+  const reply = await answerRemote(o, r, wire, view);
+  // Read as it is sent, after the answer is made (one object a miss: filled in, not copied).
+  reply.epoch = p.epoch;
+  if (p.of !== null) reply.partition = p.of(r.address, view!);
+  return reply;
 }
 
 /** An answer made cloneable for the thread that asked. */
