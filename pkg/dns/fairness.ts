@@ -149,6 +149,8 @@ export class Fairness {
   private readonly steering: FlowSteering[] = [];
   /** The last window's: a watched queue backing up. */
   private pressure = false;
+  /** This window's: a queue /proc does not show backed up (behind()). */
+  private behindNow = false;
   /**
    * The last window was busy past busyAt or its queue backed up: a share binds every asker over it.
    * After a window with room it binds only the limited and those asking twice it: a share set from
@@ -280,6 +282,16 @@ export class Fairness {
     if (flows !== undefined) this.steering.push(flows);
   }
 
+  /**
+   * A queue of misses for this thread that /proc does not show is backing up (--workers: another
+   * thread's misses waiting on this one): pressure at this window's end, as a watched port's. A
+   * thread reads its socket as fast as the flood comes and passes every miss on; only here is it
+   * seen that this thread does not keep up.
+   */
+  behind(): void {
+    this.behindNow = true;
+  }
+
   /** Flows on queues of their own now, over the watched ports. */
   get steeredFlows(): number {
     let n = 0;
@@ -334,7 +346,8 @@ export class Fairness {
     const slotsFull = this.slots > 0 && this.inflight >= this.slots;
     // A thread with time to spare reads what comes as it comes: its queue cannot be backing up, and
     // /proc/net/udp is not free to read (the kernel walks its whole UDP table).
-    this.pressure = busy >= this.busyAt / 2 && this.pressed();
+    this.pressure = busy >= this.busyAt / 2 && (this.pressed() || this.behindNow);
+    this.behindNow = false;
     this.pressedWindows = this.pressure ? Math.min(PRESSED_WINDOWS, this.pressedWindows + 1) : 0;
     this.tight = busy >= this.busyAt || this.pressure;
     const fresh = this.crowdedWindows < WARM_WINDOWS && this.crowded();

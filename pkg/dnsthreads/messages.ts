@@ -10,6 +10,12 @@ import type { Transport } from '../dns/responder.ts';
  * each miss reaches it) would otherwise have every thread's misses queued as messages, without bound.
  */
 export const MAX_WAITING = 4096;
+/**
+ * Misses waiting from which the owner is taken to be behind (a quarter, as a UDP queue a quarter full
+ * is pressure): its fair shares bind then, even a lone flooder's, and steer its flow off the thread
+ * before the thread drops everyone's misses alike at MAX_WAITING.
+ */
+export const BEHIND_AT = MAX_WAITING / 4;
 /** The dropped counts' reason for a miss past MAX_WAITING. */
 export const OWNER_BACKLOG = 'owner-backlog';
 
@@ -23,6 +29,8 @@ export interface RemoteQuery {
   listen: number;
   /** Query.prefetch. */
   prefetch: boolean;
+  /** The thread had BEHIND_AT misses or more waiting on the owner as it sent this one: the owner is behind (Fairness.behind). */
+  behind: boolean;
 }
 
 /** The owner's reply to a miss: the answer, and under a partitioned cache the asker's partition as of the owner's change `epoch` (AskerPartitions). */

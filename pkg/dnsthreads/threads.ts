@@ -84,6 +84,7 @@ const REFUSED: Answer = { message: { ...emptyMessage(), qr: true, rcode: Rcode.R
 async function answerRemote(o: DnsThreadsOptions, r: RemoteQuery, wire: Buffer, view: OptView | null): Promise<RemoteAnswer> {
   const epoch = 0; // replyRemote sets it as the reply is sent
   const { handler, fairness } = o;
+  if (r.behind) fairness?.behind();
   // Admitted here, where the work is done, before the query is parsed; a drop is the thread's to count.
   // (undefined: not counted: no fairness, or the cache's own prefetch.)
   const who = fairness === undefined || r.prefetch ? undefined : fairness.askerOf(wire, r.address, view!);

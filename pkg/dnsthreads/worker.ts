@@ -11,7 +11,7 @@ import { DnsServer } from '../dns/server.ts';
 import type { Answer, Handler, Query } from '../dns/server.ts';
 import { AskerPartitions } from './askers.ts';
 import { ThreadChannel } from './channel.ts';
-import { MAX_WAITING, OWNER_BACKLOG } from './messages.ts';
+import { BEHIND_AT, MAX_WAITING, OWNER_BACKLOG } from './messages.ts';
 import type { AskerChanged, RemoteAnswer, RemoteQuery, ThreadObserver, ThreadStart, ThreadStats } from './messages.ts';
 
 async function serve(port: NonNullable<typeof parentPort>, s: ThreadStart): Promise<void> {
@@ -38,7 +38,7 @@ async function serve(port: NonNullable<typeof parentPort>, s: ThreadStart): Prom
         return null;
       }
       waiting++;
-      const r = channel!.request('query', { wire: Uint8Array.from(q.wire), transport: q.transport, address: q.remoteAddress, port: q.remotePort, listen, prefetch: q.prefetch } satisfies RemoteQuery) as Promise<RemoteAnswer>;
+      const r = channel!.request('query', { wire: Uint8Array.from(q.wire), transport: q.transport, address: q.remoteAddress, port: q.remotePort, listen, prefetch: q.prefetch, behind: waiting > BEHIND_AT } satisfies RemoteQuery) as Promise<RemoteAnswer>;
       return r.then((a) => answered(q, a), failed);
     };
   const cache = new AnswerCache({ maxBytes: s.answerCacheBytes, maxEntries: s.answerCacheEntries });

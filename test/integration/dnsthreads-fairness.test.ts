@@ -7,6 +7,7 @@
 
 import t from 'tap';
 import { once } from 'node:events';
+import { performance } from 'node:perf_hooks';
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import { Fairness } from '../../pkg/dns/fairness.ts';
@@ -37,6 +38,45 @@ t.test("a flood's flows that another thread reads get queues of their own too; t
   t.same(others.map((o) => o.answered), [10, 10], `every question of the others answered (slowest ${others.map((o) => Math.round(o.slowestMs)).join(', ')} ms)`);
   stop();
   await eventually(() => connectedTo(port, '127.0.0.66') === 0, 'the flows back on the port once the asker is let go', 5000);
+});
+
+t.test("a flood read by another thread, whose misses the owner falls behind on, is steered off that thread: the owner's backlog is pressure, as a queue backing up", async (t) => {
+  const fairness = new Fairness();
+  t.teardown(() => fairness.close());
+  const { server, port } = await startServer(t, { handler: costly, fairness, answerCacheBytes: 0, reusePort: true });
+  const observerModule = new URL('../../pkg/kubedns/thread-observer.ts', import.meta.url).href;
+  const threads = new DnsThreads({ count: 1, listen: [{ address: '127.0.0.1', port }], answerCacheBytes: 0, roundRobin: false, handler: costly, fairness, servers: [server], observerModule, log: createLogger('test') });
+  t.teardown(() => threads.stop());
+  await threads.start();
+  const otherQueries = async () => (await threads.stats())[0].servers[0].queries;
+  // One flow, hashed to one socket of the port: started again from another source port until it is
+  // the other thread's. That thread only passes misses on, fast enough that no socket's queue backs up.
+  let stop = () => {};
+  for (let tries = 0; ; tries++) {
+    const before = await otherQueries();
+    stop = await floodNames(t, port, '127.0.0.66', 10_000, 'flood.test');
+    await new Promise((r) => setTimeout(r, 300));
+    if ((await otherQueries()) - before >= 100) break;
+    stop();
+    if (tries >= 20) throw new Error("the flood never reached the other thread's socket in 20 tries");
+    // A try on this thread's socket backs it up: sharing must end (and its steering with it) first.
+    await eventually(() => !fairness.shared, 'sharing over before the next try', 5000);
+  }
+  // The owner busy with work of its own, 180 ms of every 200 (as a big change being applied): the
+  // thread's misses wait on it past MAX_WAITING, on any machine.
+  const owner = setInterval(() => {
+    const until = performance.now() + 180;
+    while (performance.now() < until);
+  }, 200);
+  t.teardown(() => clearInterval(owner));
+  await eventually(() => connectedTo(port, '127.0.0.66') === 1, "the flood's flow on a socket of its own", 8000).catch(() => undefined);
+  const dropped = ((await threads.stats())[0].observed as { dropped: Record<string, number> }).dropped;
+  t.equal(connectedTo(port, '127.0.0.66'), 1, `the flood's flow steered off the other thread's socket (that thread's drops: ${JSON.stringify(dropped)})`);
+  // The owner still as busy: the others' misses, whichever thread reads them, are no longer dropped behind the flood's.
+  const others = await Promise.all(['127.0.0.2', '127.0.0.3'].map((from) => askFrom(port, from, Array.from({ length: 10 }, (_, i) => `w${i}.${from.replace(/\./g, '-')}.test`), 2)));
+  t.same(others.map((o) => o.answered), [10, 10], `every question of the others answered (slowest ${others.map((o) => Math.round(o.slowestMs)).join(', ')} ms)`);
+  clearInterval(owner);
+  stop();
 });
 
 t.test('a thread sends the owner at most MAX_WAITING misses at once: an owner that falls behind is not buried under messages; once it answers, misses flow again', async (t) => {

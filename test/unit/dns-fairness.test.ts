@@ -421,6 +421,23 @@ t.test("the port's queue backing up: an asker alone is held too, so whoever come
   t.ok(f.share < Infinity, 'datagrams dropped by the kernel: still shared');
 });
 
+t.test("another thread's misses backing up on this one (behind()): an asker alone is held, as for a port's queue; told while the thread has time to spare, nobody is", async (t) => {
+  const { f, state, events } = stepped();
+  state.busy = 0.3;
+  ask(f, '10.0.0.66', 5000);
+  f.behind();
+  f.tick();
+  t.equal(ask(f, '10.0.0.66', 5000), 5000, 'told while the thread is not busy: every miss admitted');
+  state.busy = 1;
+  f.tick();
+  t.equal(ask(f, '10.0.0.66', 5000), 5000, 'busy, nobody behind: alone, every miss admitted');
+  f.behind();
+  f.tick();
+  t.ok(f.share < 5000, `busy and behind: limited, alone (share ${f.share})`);
+  t.ok(ask(f, '10.0.0.66', 5000) < 5000);
+  t.same(events, [['10.0.0.66', true]]);
+});
+
 t.test('while shared, an asker under the floor keeps every miss however they fall into windows', async (t) => {
   const state = { ms: 0 };
   const events: [string, boolean][] = [];
