@@ -515,8 +515,9 @@ export class DnsServer {
           if (via.transport === 'udp') this.flowDropped(address, port);
           else this.steering?.hold(via as TcpConnection);
         }
-        this.drop(LIMITED);
+        // REFUSED is an answer (counted under its rcode), not also a drop.
         if (this.fairness.refuses(via.transport, who, address)) return this.fail(req, Rcode.REFUSED, qEnd, optDo, address, port, via, started);
+        this.drop(LIMITED);
         return via.skip();
       }
     }

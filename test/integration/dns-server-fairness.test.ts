@@ -89,7 +89,10 @@ t.test("over TCP, a miss over its share of a pod behind one of our caches is ans
   const CACHE = '127.0.0.67';
   const fairness = new Fairness({ trustsSubnetOf: (a) => a === CACHE });
   t.teardown(() => fairness.close());
-  const { port } = await startServer(t, { handler: costly, fairness, answerCacheBytes: 0 });
+  // Every query is counted once: answered (under its rcode) or dropped.
+  const counted = { responses: 0, dropped: 0 };
+  const observer = { response: () => counted.responses++, dropped: () => counted.dropped++ };
+  const { server, port } = await startServer(t, { handler: costly, fairness, answerCacheBytes: 0, observer });
   const stop = await floodNames(t, port, '127.0.0.66', 20_000, 'flood.test');
   t.teardown(stop);
   await eventually(() => fairness.shared, 'misses shared', 5000);
@@ -111,6 +114,7 @@ t.test("over TCP, a miss over its share of a pod behind one of our caches is ans
   const pod = await burst(CACHE, (id) => withClientSubnet(makeQuery(`n${id}.pod.test`, id), '10.244.1.7')!, 5000);
   t.equal(pod.answered, QUERIES, `through the cache: every query answered (${pod.answered} of ${QUERIES})`);
   t.ok(pod.refused > 0 && pod.refused < QUERIES, `those over the pod's share REFUSED (${pod.refused}), the rest answered`);
+  t.equal(counted.responses + counted.dropped, server.stats.queries, `a REFUSED is an answer, not also a drop: every query counted once (${counted.responses} answered, ${counted.dropped} dropped, ${server.stats.queries} asked)`);
   const own = await burst('127.0.0.68', (id) => makeQuery(`n${id}.own.test`, id), 2000);
   stop();
   t.ok(own.answered < QUERIES && own.refused === 0, `its own connection: what is over its share goes unanswered (${own.answered} of ${QUERIES} answered, none REFUSED)`);

@@ -129,7 +129,7 @@ t.test("over TCP to another thread, a burst of pipelined misses over its asker's
   const otherQueries = async () => (await threads.stats())[0].servers[0].queries;
   // A flood that keeps this thread busy, so that misses are shared: one flow, hashed to one socket of
   // the port; started again from another source port until it is this thread's (on the other one
-  // its misses past MAX_WAITING would be dropped there as the owner's backlog, not shared).
+  // its misses would pile up first as the owner's backlog).
   let stop = () => {};
   for (let tries = 0; ; tries++) {
     const before = await otherQueries();
