@@ -7,18 +7,20 @@
 // or more they get CPUs of their own (backends 1, flooder 2-3, askers 4 on), so the askers' latency is
 // the server's doing, not that of a load generator starved by the flood.
 // Reported: the well-behaved askers' answered fraction, QPS kept and p99 against their run without
-// the flood, the flooder's answered QPS, the server's peak RSS. Goal for ours (kube-dns; dnscache and
+// the flood (the median of BENCH_FAIR_ROUNDS alternated rounds), the flooder's answered QPS, the
+// server's CPU and peak RSS. Goal for ours (kube-dns; dnscache and
 // node-cache in front of kube-dns): QPS kept >= 0.9, nothing lost, p99 <= 2x, in every role.
 // Writes bench/results/<BENCH_FAIR_NAME, fair-share>-<date>.{json,md}.
 //
-// Env: BENCH_FAIR_RATE (250 queries/s per asker), BENCH_FAIR_FLOOD (50000), BENCH_FAIR_FLOOD_THREADS
+// Env: BENCH_FAIR_RATE (250 queries/s per asker), BENCH_FAIR_FLOOD (50000), BENCH_FAIR_ROUNDS (3), BENCH_FAIR_FLOOD_THREADS
 // (dnsperf -T of the UDP flood, 1), BENCH_SECONDS (6), BENCH_FAIR_SYSTEMS (a comma list of names, or
 // name:role, to run; all unsaid), BENCH_FAIR_NAME (fair-share-16core on a bigger machine),
 // BENCH_FAIR_WORKERS (kube-dns's and dnscache's --workers, 1; with N the server gets CPUs 0..N-1 and
 // the rest move up by as many).
 
 import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -36,6 +38,8 @@ const run = promisify(execFile);
 const RATE = Number(process.env.BENCH_FAIR_RATE ?? 250);
 const FLOOD = Number(process.env.BENCH_FAIR_FLOOD ?? 50_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
+/** Alone-then-flooded rounds per server and flood: single runs here swing by more than the goal. */
+const ROUNDS = Number(process.env.BENCH_FAIR_ROUNDS ?? 3);
 const ONLY = process.env.BENCH_FAIR_SYSTEMS?.split(',');
 /** The floods run (BENCH_FAIR_FLOODS=tcp: that one only, for A/B runs by hand). */
 const FLOODS = (process.env.BENCH_FAIR_FLOODS ?? 'udp,tcp').split(',') as ('udp' | 'tcp')[];
@@ -74,6 +78,8 @@ interface Phase {
   hitsP99Ms: number;
   /** The hits' p99 from a capture on lo, query to answer (NaN without one): the askers' own scheduling left out. */
   wireHitsP99Ms: number;
+  /** The server's CPU over the phase (user + system, all its threads), % of one CPU. */
+  cpuPct: number;
 }
 
 interface Figures {
@@ -89,6 +95,15 @@ interface Figures {
   wireHitsP99Ratio: number;
   floodAnsweredQps: number;
   rssPeakMiB: number;
+  /** Each round's phases (the figures above are their medians). */
+  rounds: Round[];
+}
+
+interface Round {
+  alone: Phase;
+  flooded: Phase;
+  floodQps: number;
+  wireHitsP99Ratio: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -96,6 +111,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Moves every thread of `pid` to `cpu`. */
 async function pin(pid: number, cpu: string): Promise<void> {
   await run('taskset', ['-a', '-cp', cpu, String(pid)]);
+}
+
+/** The server measured now (askers() reads its CPU time). */
+let serverPid = 0;
+/** utime + stime of `pid`, every thread's, in clock ticks (1/100 s). */
+function cpuTicks(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1].split(' ');
+  return Number(f[11]) + Number(f[12]);
 }
 
 /** One asker's names: an existing name, then a first-time outside name, in turn. */
@@ -111,11 +134,15 @@ function askerFile(dir: string, existing: string[], tag: string, count: number):
 async function askers(dir: string, port: number, existing: string[], tag: string): Promise<Phase> {
   const files = ASKERS.map((_, i) => askerFile(dir, existing, `${tag}-${i}`, RATE * (SECONDS + 2)));
   const wire = WIRE ? await captureWire(join(dir, `${tag}.pcap`), ASKERS, port, ASKER_CPU) : null;
+  const cpu0 = cpuTicks(serverPid);
+  const t0 = performance.now();
   const runs = await Promise.all(ASKERS.map((a, i) => dnsperfTimes(port, files[i], SECONDS, RATE, ['-a', a, '-t', '2'], ASKER_CPU)));
+  // Ticks are 10 ms: % of one CPU over the phase.
+  const cpuPct = ((cpuTicks(serverPid) - cpu0) * 1000) / (performance.now() - t0);
   const wireTimes = wire === null ? [] : (await wire.stop()).times;
   const times = runs.flatMap((r) => r.times);
   const hitsOf = (ts: { name: string; ms: number }[]) => ts.filter((t) => t.name.endsWith('.cluster.local')).map((t) => t.ms);
-  return { sent: runs.reduce((n, r) => n + r.sent, 0), answered: times.length, p99Ms: quantile(times.map((t) => t.ms), 0.99), hitsP99Ms: quantile(hitsOf(times), 0.99), wireHitsP99Ms: quantile(hitsOf(wireTimes), 0.99) };
+  return { sent: runs.reduce((n, r) => n + r.sent, 0), answered: times.length, p99Ms: quantile(times.map((t) => t.ms), 0.99), hitsP99Ms: quantile(hitsOf(times), 0.99), wireHitsP99Ms: quantile(hitsOf(wireTimes), 0.99), cpuPct };
 }
 
 /** The flood: never-existing cluster names from FLOODER as fast as FLOOD allows; resolves with its answered QPS once stopped. */
@@ -128,20 +155,42 @@ function flood(port: number, file: string, mode: 'udp' | 'tcp'): { done: Promise
   return { done, stop: () => child.kill('SIGINT') };
 }
 
+/** One round: the askers alone, then with the flood (started 2 s before); the flooder's answered QPS. */
+async function round(dir: string, s: Subject, existing: string[], floodFile: string, mode: 'udp' | 'tcp', tag: string): Promise<Round> {
+  const alone = await askers(dir, s.port, existing, `alone-${tag}`);
+  const f = flood(s.port, floodFile, mode);
+  await sleep(2000);
+  const flooded = await askers(dir, s.port, existing, `flooded-${tag}`);
+  f.stop();
+  const floodQps = await f.done;
+  await sleep(2000);
+  return { alone, flooded, floodQps, wireHitsP99Ratio: flooded.wireHitsP99Ms / alone.wireHitsP99Ms };
+}
+
+/** The phases of every round as one: queries summed, each figure the rounds' median. */
+function mergedPhase(phases: Phase[]): Phase {
+  const med = (f: (p: Phase) => number) => median(phases.map(f));
+  return { sent: phases.reduce((n, p) => n + p.sent, 0), answered: phases.reduce((n, p) => n + p.answered, 0), p99Ms: med((p) => p.p99Ms), hitsP99Ms: med((p) => p.hitsP99Ms), wireHitsP99Ms: med((p) => p.wireHitsP99Ms), cpuPct: med((p) => p.cpuPct) };
+}
+
+function median(xs: number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
 async function measure(dir: string, s: Subject, existing: string[], floodFile: string, mode: 'udp' | 'tcp', n: number): Promise<Figures> {
   // A fresh process is still compiling its hot paths (on the wire, its hits' p99 read 3 ms after one
   // round, 0.3 after two): the first flood's baseline gets a second round.
   for (let w = 0; w < (mode === FLOODS[0] ? 2 : 1); w++) await askers(dir, s.port, existing, `warm-${n}-${mode}-${w}`);
-  const alone = await askers(dir, s.port, existing, `alone-${n}-${mode}`);
   let peak = rssMiB(s.pid);
   const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(s.pid))), 250);
-  const f = flood(s.port, floodFile, mode);
-  await sleep(2000);
-  const flooded = await askers(dir, s.port, existing, `flooded-${n}-${mode}`);
-  f.stop();
-  const floodQps = await f.done;
+  const rounds: Round[] = [];
+  for (let r = 0; r < ROUNDS; r++) rounds.push(await round(dir, s, existing, floodFile, mode, `${n}-${mode}-${r}`));
   clearInterval(sampler);
-  await sleep(2000);
+  const alone = mergedPhase(rounds.map((r) => r.alone));
+  const flooded = mergedPhase(rounds.map((r) => r.flooded));
+  const floodQps = median(rounds.map((r) => r.floodQps));
   const figures: Figures = {
     name: s.name,
     role: s.role,
@@ -154,8 +203,10 @@ async function measure(dir: string, s: Subject, existing: string[], floodFile: s
     wireHitsP99Ratio: flooded.wireHitsP99Ms / alone.wireHitsP99Ms,
     floodAnsweredQps: floodQps,
     rssPeakMiB: peak,
+    rounds,
   };
-  console.log(`  ${s.name} (${s.role}, ${mode} flood): kept ${figures.qpsKept.toFixed(2)}x, lost ${flooded.sent - flooded.answered}/${flooded.sent}, p99 ${alone.p99Ms.toFixed(2)} -> ${flooded.p99Ms.toFixed(2)} ms (hits ${alone.hitsP99Ms.toFixed(2)} -> ${flooded.hitsP99Ms.toFixed(2)}, on the wire ${alone.wireHitsP99Ms.toFixed(2)} -> ${flooded.wireHitsP99Ms.toFixed(2)}); flooder answered ${floodQps.toFixed(0)}/s; RSS peak ${peak.toFixed(0)} MiB`);
+  const each = rounds.map((r) => r.wireHitsP99Ratio.toFixed(1)).join(', ');
+  console.log(`  ${s.name} (${s.role}, ${mode} flood, ${ROUNDS} rounds): kept ${figures.qpsKept.toFixed(2)}x, lost ${flooded.sent - flooded.answered}/${flooded.sent}, p99 ${alone.p99Ms.toFixed(2)} -> ${flooded.p99Ms.toFixed(2)} ms (hits ${alone.hitsP99Ms.toFixed(2)} -> ${flooded.hitsP99Ms.toFixed(2)}, on the wire ${alone.wireHitsP99Ms.toFixed(2)} -> ${flooded.wireHitsP99Ms.toFixed(2)}, each round ${each}x); flooder answered ${floodQps.toFixed(0)}/s; CPU ${alone.cpuPct.toFixed(0)} -> ${flooded.cpuPct.toFixed(0)} %; RSS peak ${peak.toFixed(0)} MiB`);
   return figures;
 }
 
@@ -263,6 +314,7 @@ async function againstBackends({ dir, c, clusterFile, hostsFile, floodFile, exis
       try {
         if (!wanted(s)) continue;
         await pin(s.pid, SERVER_CPU);
+        serverPid = s.pid;
         for (const mode of FLOODS) results.push(await measure(dir, s, existing, floodFile, mode, n++));
       } finally {
         await s.stop();
@@ -281,15 +333,15 @@ await pin(process.pid, ASKER_CPU);
 const results = await inTempDir('kdt-bench-fair-', main);
 const rows = results.map(
   (r) =>
-    `| ${r.name} | ${r.role} | ${r.flood} | ${r.qpsKept.toFixed(2)} | ${r.flooded.sent - r.flooded.answered} / ${r.flooded.sent} | ${r.alone.p99Ms.toFixed(2)} → ${r.flooded.p99Ms.toFixed(2)} (${r.p99Ratio.toFixed(1)}×) | ${r.alone.hitsP99Ms.toFixed(2)} → ${r.flooded.hitsP99Ms.toFixed(2)} (${r.hitsP99Ratio.toFixed(1)}×) | ${r.alone.wireHitsP99Ms.toFixed(2)} → ${r.flooded.wireHitsP99Ms.toFixed(2)} (${r.wireHitsP99Ratio.toFixed(1)}×) | ${r.floodAnsweredQps.toFixed(0)} | ${r.rssPeakMiB.toFixed(0)} |`,
+    `| ${r.name} | ${r.role} | ${r.flood} | ${r.qpsKept.toFixed(2)} | ${r.flooded.sent - r.flooded.answered} / ${r.flooded.sent} | ${r.alone.p99Ms.toFixed(2)} → ${r.flooded.p99Ms.toFixed(2)} (${r.p99Ratio.toFixed(1)}×) | ${r.alone.hitsP99Ms.toFixed(2)} → ${r.flooded.hitsP99Ms.toFixed(2)} (${r.hitsP99Ratio.toFixed(1)}×) | ${r.alone.wireHitsP99Ms.toFixed(2)} → ${r.flooded.wireHitsP99Ms.toFixed(2)} (${r.wireHitsP99Ratio.toFixed(1)}×) | ${r.rounds.map((x) => x.wireHitsP99Ratio.toFixed(1)).join(', ')} | ${r.alone.cpuPct.toFixed(0)} → ${r.flooded.cpuPct.toFixed(0)} | ${r.floodAnsweredQps.toFixed(0)} | ${r.rssPeakMiB.toFixed(0)} |`,
 );
 const md = `# One asker floods, eight must not notice (${when})
 
-${commitOf(repoRoot)}. node ${process.version}, ${CPUS} CPUs (${cpus()[0]?.model.trim()}), load average at start ${loadavg()[0].toFixed(2)}. The server under test on CPU ${SERVER_CPU}; the 8 askers (dnsperf -a 127.0.0.11-18, ${RATE} queries/s each: an existing cluster name, then an outside name asked for the first time, in turn) on CPU ${ASKER_CPU}; the flooder (dnsperf -a ${FLOODER}, never-existing cluster names at up to ${FLOOD}/s, -t 1, ${FLOOD_THREADS} thread(s); over TCP: 10 connections) on CPU ${FLOOD_CPU}; the kube-dns behind the caches and the outside names' dnsmasq on CPU ${BACKEND_CPU}. ${SECONDS} s each, alone then flooded (the flood started 2 s before). Ours run with their defaults (--fair-share-busy 90)${WORKERS > 1 ? `, kube-dns and dnscache with --workers=${WORKERS}` : ''}. ${SEPARATE ? 'Load generators, backends and server on CPUs of their own.' : 'The misses\' latency includes the backends on the load CPU, which the flood generator saturates; the hits\' includes the askers\' own scheduling on that CPU.'}${WIRE ? ' Hits on the wire: their p99 from a capture on lo (tcpdump, kernel timestamps), query to answer, the askers\' scheduling left out (bench/wire.ts).' : ' No capture on this machine (root and tcpdump needed): hits on the wire NaN.'}
+${commitOf(repoRoot)}. node ${process.version}, ${CPUS} CPUs (${cpus()[0]?.model.trim()}), load average at start ${loadavg()[0].toFixed(2)}. The server under test on CPU ${SERVER_CPU}; the 8 askers (dnsperf -a 127.0.0.11-18, ${RATE} queries/s each: an existing cluster name, then an outside name asked for the first time, in turn) on CPU ${ASKER_CPU}; the flooder (dnsperf -a ${FLOODER}, never-existing cluster names at up to ${FLOOD}/s, -t 1, ${FLOOD_THREADS} thread(s); over TCP: 10 connections) on CPU ${FLOOD_CPU}; the kube-dns behind the caches and the outside names' dnsmasq on CPU ${BACKEND_CPU}. ${ROUNDS} rounds of ${SECONDS} s alone then ${SECONDS} s flooded (the flood started 2 s before) per server and flood; each figure is the rounds' median (queries: their sum), and the hits on the wire's ratio is given for each round too. The server's CPU: user + system, all its threads, % of one CPU. Ours run with their defaults (--fair-share-busy 90)${WORKERS > 1 ? `, kube-dns and dnscache with --workers=${WORKERS}` : ''}. ${SEPARATE ? 'Load generators, backends and server on CPUs of their own.' : 'The misses\' latency includes the backends on the load CPU, which the flood generator saturates; the hits\' includes the askers\' own scheduling on that CPU.'}${WIRE ? ' Hits on the wire: their p99 from a capture on lo (tcpdump, kernel timestamps), query to answer, the askers\' scheduling left out (bench/wire.ts).' : ' No capture on this machine (root and tcpdump needed): hits on the wire NaN.'}
 
-| server | role | flood | well-behaved QPS kept | lost while flooded | p99 ms alone → flooded | p99 of hits only | hits on the wire | flooder answered/s | RSS peak MiB |
-|---|---|---|---|---|---|---|---|---|---|
+| server | role | flood | well-behaved QPS kept | lost while flooded | p99 ms alone → flooded | p99 of hits only | hits on the wire | hits on the wire, each round | server CPU % | flooder answered/s | RSS peak MiB |
+|---|---|---|---|---|---|---|---|---|---|---|---|
 ${rows.join('\n')}
 `;
-writeResults(process.env.BENCH_FAIR_NAME ?? 'fair-share', when, { rate: RATE, flood: FLOOD, seconds: SECONDS, results }, md);
+writeResults(process.env.BENCH_FAIR_NAME ?? 'fair-share', when, { rate: RATE, flood: FLOOD, seconds: SECONDS, rounds: ROUNDS, results }, md);
 console.log(md);
