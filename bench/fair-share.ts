@@ -87,6 +87,8 @@ interface Figures {
   role: Role;
   flood: 'udp' | 'tcp';
   alone: Phase;
+  /** The same flood sent to a port nothing reads, not to the server: what carrying it costs the machine. */
+  elsewhere: Phase;
   flooded: Phase;
   /** The well-behaved askers' answered queries while flooded over alone. */
   qpsKept: number;
@@ -101,6 +103,7 @@ interface Figures {
 
 interface Round {
   alone: Phase;
+  elsewhere: Phase;
   flooded: Phase;
   floodQps: number;
   wireHitsP99Ratio: number;
@@ -155,16 +158,41 @@ function flood(port: number, file: string, mode: 'udp' | 'tcp'): { done: Promise
   return { done, stop: () => child.kill('SIGINT') };
 }
 
-/** One round: the askers alone, then with the flood (started 2 s before); the flooder's answered QPS. */
-async function round(dir: string, s: Subject, existing: string[], floodFile: string, mode: 'udp' | 'tcp', tag: string): Promise<Round> {
+/**
+ * One round: the askers alone; then with the flood at the server; then with the same flood sent
+ * elsewhere (`sink`, a port nothing reads: what carrying the flood costs this machine, whatever the
+ * server does). Each flood starts 2 s before its phase; the one at the server right after the askers
+ * alone, as before the sink was added (a TCP flood started after a 2 s pause read otherwise: see the
+ * README). The flooder's answered QPS.
+ */
+async function round(dir: string, s: Subject, sink: number, existing: string[], floodFile: string, mode: 'udp' | 'tcp', tag: string): Promise<Round> {
   const alone = await askers(dir, s.port, existing, `alone-${tag}`);
-  const f = flood(s.port, floodFile, mode);
-  await sleep(2000);
-  const flooded = await askers(dir, s.port, existing, `flooded-${tag}`);
-  f.stop();
-  const floodQps = await f.done;
-  await sleep(2000);
-  return { alone, flooded, floodQps, wireHitsP99Ratio: flooded.wireHitsP99Ms / alone.wireHitsP99Ms };
+  const floodedAt = async (port: number, phase: string) => {
+    const f = flood(port, floodFile, mode);
+    await sleep(2000);
+    const figures = await askers(dir, s.port, existing, `${phase}-${tag}`);
+    f.stop();
+    const qps = await f.done;
+    await sleep(2000);
+    return { figures, qps };
+  };
+  const { figures: flooded, qps: floodQps } = await floodedAt(s.port, 'flooded');
+  const elsewhere = (await floodedAt(sink, 'elsewhere')).figures;
+  return { alone, elsewhere, flooded, floodQps, wireHitsP99Ratio: flooded.wireHitsP99Ms / alone.wireHitsP99Ms };
+}
+
+/**
+ * A port on 127.0.0.1 that takes a flood and reads none of it (UDP and TCP): a process of its own,
+ * its thread blocked once bound. Its UDP queue (16 KiB) drops the rest, as a steered flow's does;
+ * its TCP connections are never accepted, their senders stopped at the kernel's window.
+ */
+async function startSink(): Promise<{ port: number; stop(): void }> {
+  const port = await freePort();
+  const code = `const d = require('node:dgram').createSocket({ type: 'udp4', recvBufferSize: 16384 });
+d.bind(${port}, '127.0.0.1', () => require('node:net').createServer().listen(${port}, '127.0.0.1', () => { console.log('bound'); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); }));`;
+  const child = spawn('taskset', ['-c', ASKER_CPU, process.execPath, '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await waitForLine(child, /bound/, 'the flood sink');
+  return { port, stop: () => child.kill('SIGKILL') };
 }
 
 /** The phases of every round as one: queries summed, each figure the rounds' median. */
@@ -179,16 +207,17 @@ function median(xs: number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-async function measure(dir: string, s: Subject, existing: string[], floodFile: string, mode: 'udp' | 'tcp', n: number): Promise<Figures> {
+async function measure(dir: string, s: Subject, sink: number, existing: string[], floodFile: string, mode: 'udp' | 'tcp', n: number): Promise<Figures> {
   // A fresh process is still compiling its hot paths (on the wire, its hits' p99 read 3 ms after one
   // round, 0.3 after two): the first flood's baseline gets a second round.
   for (let w = 0; w < (mode === FLOODS[0] ? 2 : 1); w++) await askers(dir, s.port, existing, `warm-${n}-${mode}-${w}`);
   let peak = rssMiB(s.pid);
   const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(s.pid))), 250);
   const rounds: Round[] = [];
-  for (let r = 0; r < ROUNDS; r++) rounds.push(await round(dir, s, existing, floodFile, mode, `${n}-${mode}-${r}`));
+  for (let r = 0; r < ROUNDS; r++) rounds.push(await round(dir, s, sink, existing, floodFile, mode, `${n}-${mode}-${r}`));
   clearInterval(sampler);
   const alone = mergedPhase(rounds.map((r) => r.alone));
+  const elsewhere = mergedPhase(rounds.map((r) => r.elsewhere));
   const flooded = mergedPhase(rounds.map((r) => r.flooded));
   const floodQps = median(rounds.map((r) => r.floodQps));
   const figures: Figures = {
@@ -196,6 +225,7 @@ async function measure(dir: string, s: Subject, existing: string[], floodFile: s
     role: s.role,
     flood: mode,
     alone,
+    elsewhere,
     flooded,
     qpsKept: flooded.answered / alone.answered,
     p99Ratio: flooded.p99Ms / alone.p99Ms,
@@ -206,7 +236,7 @@ async function measure(dir: string, s: Subject, existing: string[], floodFile: s
     rounds,
   };
   const each = rounds.map((r) => r.wireHitsP99Ratio.toFixed(1)).join(', ');
-  console.log(`  ${s.name} (${s.role}, ${mode} flood, ${ROUNDS} rounds): kept ${figures.qpsKept.toFixed(2)}x, lost ${flooded.sent - flooded.answered}/${flooded.sent}, p99 ${alone.p99Ms.toFixed(2)} -> ${flooded.p99Ms.toFixed(2)} ms (hits ${alone.hitsP99Ms.toFixed(2)} -> ${flooded.hitsP99Ms.toFixed(2)}, on the wire ${alone.wireHitsP99Ms.toFixed(2)} -> ${flooded.wireHitsP99Ms.toFixed(2)}, each round ${each}x); flooder answered ${floodQps.toFixed(0)}/s; CPU ${alone.cpuPct.toFixed(0)} -> ${flooded.cpuPct.toFixed(0)} %; RSS peak ${peak.toFixed(0)} MiB`);
+  console.log(`  ${s.name} (${s.role}, ${mode} flood, ${ROUNDS} rounds): kept ${figures.qpsKept.toFixed(2)}x, lost ${flooded.sent - flooded.answered}/${flooded.sent}, p99 ${alone.p99Ms.toFixed(2)} -> ${flooded.p99Ms.toFixed(2)} ms (hits ${alone.hitsP99Ms.toFixed(2)} -> ${flooded.hitsP99Ms.toFixed(2)}, on the wire ${alone.wireHitsP99Ms.toFixed(2)} -> ${flooded.wireHitsP99Ms.toFixed(2)}, the flood elsewhere ${elsewhere.wireHitsP99Ms.toFixed(2)}, each round ${each}x); flooder answered ${floodQps.toFixed(0)}/s; CPU ${alone.cpuPct.toFixed(0)} -> ${flooded.cpuPct.toFixed(0)} %; RSS peak ${peak.toFixed(0)} MiB`);
   return figures;
 }
 
@@ -271,6 +301,7 @@ async function againstBackends({ dir, c, clusterFile, hostsFile, floodFile, exis
   const results: Figures[] = [];
   const subjects: (() => Promise<Subject>)[] = [];
   const backend = await startKubeDns(dir, clusterFile, [`--nameservers=127.0.0.1:${upPort}`]);
+  const sink = await startSink();
   try {
     await pin(backend.pid, BACKEND_CPU);
     // The zone asked directly.
@@ -315,12 +346,13 @@ async function againstBackends({ dir, c, clusterFile, hostsFile, floodFile, exis
         if (!wanted(s)) continue;
         await pin(s.pid, SERVER_CPU);
         serverPid = s.pid;
-        for (const mode of FLOODS) results.push(await measure(dir, s, existing, floodFile, mode, n++));
+        for (const mode of FLOODS) results.push(await measure(dir, s, sink.port, existing, floodFile, mode, n++));
       } finally {
         await s.stop();
       }
     }
   } finally {
+    sink.stop();
     await backend.stop();
   }
   return results;
@@ -333,14 +365,14 @@ await pin(process.pid, ASKER_CPU);
 const results = await inTempDir('kdt-bench-fair-', main);
 const rows = results.map(
   (r) =>
-    `| ${r.name} | ${r.role} | ${r.flood} | ${r.qpsKept.toFixed(2)} | ${r.flooded.sent - r.flooded.answered} / ${r.flooded.sent} | ${r.alone.p99Ms.toFixed(2)} → ${r.flooded.p99Ms.toFixed(2)} (${r.p99Ratio.toFixed(1)}×) | ${r.alone.hitsP99Ms.toFixed(2)} → ${r.flooded.hitsP99Ms.toFixed(2)} (${r.hitsP99Ratio.toFixed(1)}×) | ${r.alone.wireHitsP99Ms.toFixed(2)} → ${r.flooded.wireHitsP99Ms.toFixed(2)} (${r.wireHitsP99Ratio.toFixed(1)}×) | ${r.rounds.map((x) => x.wireHitsP99Ratio.toFixed(1)).join(', ')} | ${r.alone.cpuPct.toFixed(0)} → ${r.flooded.cpuPct.toFixed(0)} | ${r.floodAnsweredQps.toFixed(0)} | ${r.rssPeakMiB.toFixed(0)} |`,
+    `| ${r.name} | ${r.role} | ${r.flood} | ${r.qpsKept.toFixed(2)} | ${r.flooded.sent - r.flooded.answered} / ${r.flooded.sent} | ${r.alone.p99Ms.toFixed(2)} → ${r.flooded.p99Ms.toFixed(2)} (${r.p99Ratio.toFixed(1)}×) | ${r.alone.hitsP99Ms.toFixed(2)} → ${r.flooded.hitsP99Ms.toFixed(2)} (${r.hitsP99Ratio.toFixed(1)}×) | ${r.alone.wireHitsP99Ms.toFixed(2)} → ${r.flooded.wireHitsP99Ms.toFixed(2)} (${r.wireHitsP99Ratio.toFixed(1)}×) | ${r.elsewhere.wireHitsP99Ms.toFixed(2)} (${(r.elsewhere.wireHitsP99Ms / r.alone.wireHitsP99Ms).toFixed(1)}×) | ${r.rounds.map((x) => x.wireHitsP99Ratio.toFixed(1)).join(', ')} | ${r.alone.cpuPct.toFixed(0)} → ${r.flooded.cpuPct.toFixed(0)} | ${r.floodAnsweredQps.toFixed(0)} | ${r.rssPeakMiB.toFixed(0)} |`,
 );
 const md = `# One asker floods, eight must not notice (${when})
 
-${commitOf(repoRoot)}. node ${process.version}, ${CPUS} CPUs (${cpus()[0]?.model.trim()}), load average at start ${loadavg()[0].toFixed(2)}. The server under test on CPU ${SERVER_CPU}; the 8 askers (dnsperf -a 127.0.0.11-18, ${RATE} queries/s each: an existing cluster name, then an outside name asked for the first time, in turn) on CPU ${ASKER_CPU}; the flooder (dnsperf -a ${FLOODER}, never-existing cluster names at up to ${FLOOD}/s, -t 1, ${FLOOD_THREADS} thread(s); over TCP: 10 connections) on CPU ${FLOOD_CPU}; the kube-dns behind the caches and the outside names' dnsmasq on CPU ${BACKEND_CPU}. ${ROUNDS} rounds of ${SECONDS} s alone then ${SECONDS} s flooded (the flood started 2 s before) per server and flood; each figure is the rounds' median (queries: their sum), and the hits on the wire's ratio is given for each round too. The server's CPU: user + system, all its threads, % of one CPU. Ours run with their defaults (--fair-share-busy 90)${WORKERS > 1 ? `, kube-dns and dnscache with --workers=${WORKERS}` : ''}. ${SEPARATE ? 'Load generators, backends and server on CPUs of their own.' : 'The misses\' latency includes the backends on the load CPU, which the flood generator saturates; the hits\' includes the askers\' own scheduling on that CPU.'}${WIRE ? ' Hits on the wire: their p99 from a capture on lo (tcpdump, kernel timestamps), query to answer, the askers\' scheduling left out (bench/wire.ts).' : ' No capture on this machine (root and tcpdump needed): hits on the wire NaN.'}
+${commitOf(repoRoot)}. node ${process.version}, ${CPUS} CPUs (${cpus()[0]?.model.trim()}), load average at start ${loadavg()[0].toFixed(2)}. The server under test on CPU ${SERVER_CPU}; the 8 askers (dnsperf -a 127.0.0.11-18, ${RATE} queries/s each: an existing cluster name, then an outside name asked for the first time, in turn) on CPU ${ASKER_CPU}; the flooder (dnsperf -a ${FLOODER}, never-existing cluster names at up to ${FLOOD}/s, -t 1, ${FLOOD_THREADS} thread(s); over TCP: 10 connections) on CPU ${FLOOD_CPU}; the kube-dns behind the caches and the outside names' dnsmasq on CPU ${BACKEND_CPU}. ${ROUNDS} rounds of ${SECONDS} s alone, ${SECONDS} s flooded and ${SECONDS} s with the same flood sent elsewhere (to a port nothing reads: what carrying the flood costs this machine, whatever the server does; each flood started 2 s before) per server and flood; each figure is the rounds' median (queries: their sum), and the hits on the wire's ratio is given for each round too. The server's CPU: user + system, all its threads, % of one CPU. Ours run with their defaults (--fair-share-busy 90)${WORKERS > 1 ? `, kube-dns and dnscache with --workers=${WORKERS}` : ''}. ${SEPARATE ? 'Load generators, backends and server on CPUs of their own.' : 'The misses\' latency includes the backends on the load CPU, which the flood generator saturates; the hits\' includes the askers\' own scheduling on that CPU.'}${WIRE ? ' Hits on the wire: their p99 from a capture on lo (tcpdump, kernel timestamps), query to answer, the askers\' scheduling left out (bench/wire.ts).' : ' No capture on this machine (root and tcpdump needed): hits on the wire NaN.'}
 
-| server | role | flood | well-behaved QPS kept | lost while flooded | p99 ms alone → flooded | p99 of hits only | hits on the wire | hits on the wire, each round | server CPU % | flooder answered/s | RSS peak MiB |
-|---|---|---|---|---|---|---|---|---|---|---|---|
+| server | role | flood | well-behaved QPS kept | lost while flooded | p99 ms alone → flooded | p99 of hits only | hits on the wire | the same, the flood elsewhere | hits on the wire, each round | server CPU % | flooder answered/s | RSS peak MiB |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|
 ${rows.join('\n')}
 `;
 writeResults(process.env.BENCH_FAIR_NAME ?? 'fair-share', when, { rate: RATE, flood: FLOOD, seconds: SECONDS, rounds: ROUNDS, results }, md);
