@@ -101,6 +101,14 @@ export class TcpListener {
   }
 }
 
+/**
+ * Frames one connection takes in a turn of the event loop; the rest wait for the next. A pipelined
+ * burst read at once (1,300 small queries fill a 64 KiB read) was otherwise answered in one go, every
+ * other client's query waiting behind it (kube-dns, a TCP flood it had room for, never shared: hits'
+ * p99 5-7 ms on 2 CPUs); between turns the UDP socket is read.
+ */
+const FRAMES_A_TURN = 32;
+
 export class TcpConnection implements Responder, Pausable {
   readonly transport = 'tcp';
   readonly headroom = 2;
@@ -121,6 +129,12 @@ export class TcpConnection implements Responder, Pausable {
   private held = false;
   /** pump() is running: a send() from within it leaves the frames to its loop. */
   private pumping = false;
+  /** FRAMES_A_TURN taken: the rest wait for the next turn of the event loop (setImmediate). */
+  private yielded = false;
+  private readonly nextTurn = (): void => {
+    this.yielded = false;
+    this.pump();
+  };
   private readonly address: string;
   private readonly port: number;
 
@@ -194,7 +208,13 @@ export class TcpConnection implements Responder, Pausable {
   }
 
   private takeFrames(): void {
-    while (!this.stopped && !this.held && this.pending !== null && !this.writeBlocked && this.inflight < this.opts.maxPipelined) {
+    let taken = 0;
+    while (!this.stopped && !this.held && !this.yielded && this.pending !== null && !this.writeBlocked && this.inflight < this.opts.maxPipelined) {
+      if (taken++ === FRAMES_A_TURN) {
+        this.yielded = true;
+        setImmediate(this.nextTurn);
+        break;
+      }
       const buf = this.pending;
       if (buf.length < 2) break;
       const len = (buf[0] << 8) | buf[1];
@@ -222,7 +242,7 @@ export class TcpConnection implements Responder, Pausable {
       if (this.inflight === 0 && (this.stopped || !this.hasFrame())) this.socket.end();
       return;
     }
-    const stalled = this.held || this.writeBlocked || this.inflight >= this.opts.maxPipelined;
+    const stalled = this.held || this.yielded || this.writeBlocked || this.inflight >= this.opts.maxPipelined;
     if (stalled) this.socket.pause();
     else if (this.socket.isPaused()) this.socket.resume();
   }

@@ -1,9 +1,12 @@
 // A TCP client pipelining thousands of queries that are answered at once (cache hits, or over its
-// fair share: REFUSED): every one answered, in one connection, however many arrive in one read.
+// fair share: REFUSED): every one answered, in one connection, however many arrive in one read; and
+// taken a few frames a turn, so that other clients' queries are read between.
 
 import t from 'tap';
 import { once } from 'node:events';
+import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { Class, Type } from '../../pkg/dns/constants.ts';
 import { emptyMessage } from '../../pkg/dns/message.ts';
 import type { Answer, Query } from '../../pkg/dns/server.ts';
@@ -31,4 +34,32 @@ t.test('20,000 cache hits pipelined on one connection, written at once: every on
   socket.write(Buffer.concat(Array.from({ length: QUERIES }, (_, id) => frame(makeQuery('hit.test', id)))));
   await eventually(() => answered.size === QUERIES + 1, 'every query answered', 10_000).catch(() => undefined);
   t.equal(answered.size - 1, QUERIES, `every hit answered (${answered.size - 1} of ${QUERIES})`);
+});
+
+t.test("a burst pipelined on one connection is taken a few frames a turn: a UDP query that comes meanwhile is not answered after all of it", async (t) => {
+  const BURST = 500;
+  // The order the handler sees questions in; the UDP one is sent as the burst's first frame is worked.
+  const seen: string[] = [];
+  const udp = createSocket('udp4');
+  t.teardown(() => udp.close());
+  let port = 0;
+  const handler = (q: Query): Answer => {
+    if (seen.push(q.transport) === 1) udp.send(makeQuery('meanwhile.test', 7), port, '127.0.0.1');
+    // 50 µs of work a miss: the burst holds the thread ~25 ms if taken in one go.
+    const until = performance.now() + 0.05;
+    while (performance.now() < until);
+    return cached(q);
+  };
+  ({ port } = await startServer(t, { handler, answerCacheBytes: 0 }));
+  const socket = connect({ host: '127.0.0.1', port });
+  t.teardown(() => socket.destroy());
+  await once(socket, 'connect');
+  let answered = 0;
+  splitFrames(socket, () => answered++);
+  const udpAnswered = once(udp, 'message');
+  socket.write(Buffer.concat(Array.from({ length: BURST }, (_, id) => frame(makeQuery(`b${id}.burst.test`, id)))));
+  await udpAnswered;
+  await eventually(() => answered === BURST, 'the burst answered', 5000);
+  const at = seen.indexOf('udp');
+  t.ok(at > 0 && at < BURST / 4, `the UDP query worked after ${at} of the burst's ${BURST} frames`);
 });
