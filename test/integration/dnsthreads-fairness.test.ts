@@ -6,6 +6,7 @@
 // misses wait behind them (bench:fair, 16 cores, --workers=4: hits' p99 0.3 → 770 ms).
 
 import t from 'tap';
+import type { Test } from 'tap';
 import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { connect } from 'node:net';
@@ -41,27 +42,11 @@ t.test("a flood's flows that another thread reads get queues of their own too; t
 });
 
 t.test("a flood read by another thread, whose misses the owner falls behind on, is steered off that thread: the owner's backlog is pressure, as a queue backing up", async (t) => {
-  const fairness = new Fairness();
-  t.teardown(() => fairness.close());
-  const { server, port } = await startServer(t, { handler: costly, fairness, answerCacheBytes: 0, reusePort: true });
-  const observerModule = new URL('../../pkg/kubedns/thread-observer.ts', import.meta.url).href;
-  const threads = new DnsThreads({ count: 1, listen: [{ address: '127.0.0.1', port }], answerCacheBytes: 0, roundRobin: false, handler: costly, fairness, servers: [server], observerModule, log: createLogger('test') });
-  t.teardown(() => threads.stop());
-  await threads.start();
-  const otherQueries = async () => (await threads.stats())[0].servers[0].queries;
-  // One flow, hashed to one socket of the port: started again from another source port until it is
-  // the other thread's. That thread only passes misses on, fast enough that no socket's queue backs up.
-  let stop = () => {};
-  for (let tries = 0; ; tries++) {
-    const before = await otherQueries();
-    stop = await floodNames(t, port, '127.0.0.66', 10_000, 'flood.test');
-    await new Promise((r) => setTimeout(r, 300));
-    if ((await otherQueries()) - before >= 100) break;
-    stop();
-    if (tries >= 20) throw new Error("the flood never reached the other thread's socket in 20 tries");
-    // A try on this thread's socket backs it up: sharing must end (and its steering with it) first.
-    await eventually(() => !fairness.shared, 'sharing over before the next try', 5000);
-  }
+  const { fairness, port, threads } = await ownerAndThread(t);
+  // One flow, on the other thread's socket. That thread only passes misses on, fast enough that no
+  // socket's queue backs up. A try on this thread's socket backs it up: sharing must end (and its
+  // steering with it) before the next.
+  const stop = await floodOneFlow(t, port, threads, 10_000, 'other', () => eventually(() => !fairness.shared, 'sharing over before the next try', 5000));
   // The owner busy with work of its own, 180 ms of every 200 (as a big change being applied): the
   // thread's misses wait on it past MAX_WAITING, on any machine.
   const owner = setInterval(() => {
@@ -118,27 +103,10 @@ t.test('a thread sends the owner at most MAX_WAITING misses at once: an owner th
 });
 
 t.test("over TCP to another thread, a burst of pipelined misses over its asker's share is held there as on the owner's socket: read at that share a window (answers half a second on), its drops counted as limited", async (t) => {
-  const fairness = new Fairness();
-  t.teardown(() => fairness.close());
-  const { server, port } = await startServer(t, { handler: costly, fairness, answerCacheBytes: 0, reusePort: true });
-  // kube-dns's thread observer: its counts are what kubedns_dns_dropped_requests_total shows.
-  const observerModule = new URL('../../pkg/kubedns/thread-observer.ts', import.meta.url).href;
-  const threads = new DnsThreads({ count: 1, listen: [{ address: '127.0.0.1', port }], answerCacheBytes: 0, roundRobin: false, handler: costly, fairness, servers: [server], observerModule, log: createLogger('test') });
-  t.teardown(() => threads.stop());
-  await threads.start();
-  const otherQueries = async () => (await threads.stats())[0].servers[0].queries;
-  // A flood that keeps this thread busy, so that misses are shared: one flow, hashed to one socket of
-  // the port; started again from another source port until it is this thread's (on the other one
-  // its misses would pile up first as the owner's backlog).
-  let stop = () => {};
-  for (let tries = 0; ; tries++) {
-    const before = await otherQueries();
-    stop = await floodNames(t, port, '127.0.0.66', 20_000, 'flood.test');
-    await new Promise((r) => setTimeout(r, 300));
-    if ((await otherQueries()) - before < 100) break;
-    stop();
-    if (tries >= 20) throw new Error("the flood reached the other thread's socket 20 times");
-  }
+  const { fairness, port, threads } = await ownerAndThread(t);
+  // A flood that keeps this thread busy, so that misses are shared: one flow, on this thread's
+  // socket (on the other one its misses would pile up first as the owner's backlog).
+  const stop = await floodOneFlow(t, port, threads, 20_000, 'owner');
   await eventually(() => fairness.shared, 'misses shared', 5000);
   // SO_REUSEPORT hashes each connection to one thread's socket: connect until the other thread has one.
   const socket = await connectToThread(port, '127.0.0.68', async () => (await threads.stats())[0].servers[0].tcpConnections === 1);
@@ -162,5 +130,34 @@ async function connectToThread(port: number, from: string, landed: () => Promise
     socket.destroy();
     if (tries >= 50) throw new Error('no connection reached the other thread in 50 tries');
     await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** This thread's server with fair shares and one more thread on its port, whose counts are kube-dns's (its thread observer: kubedns_dns_dropped_requests_total). */
+async function ownerAndThread(t: Test) {
+  const fairness = new Fairness();
+  t.teardown(() => fairness.close());
+  const { server, port } = await startServer(t, { handler: costly, fairness, answerCacheBytes: 0, reusePort: true });
+  const observerModule = new URL('../../pkg/kubedns/thread-observer.ts', import.meta.url).href;
+  const threads = new DnsThreads({ count: 1, listen: [{ address: '127.0.0.1', port }], answerCacheBytes: 0, roundRobin: false, handler: costly, fairness, servers: [server], observerModule, log: createLogger('test') });
+  t.teardown(() => threads.stop());
+  await threads.start();
+  return { fairness, port, threads };
+}
+
+/**
+ * A flood of one flow at `perSecond` (one source port: SO_REUSEPORT hashes it to one socket of the
+ * port), started again from another source port until `on` reads it; `between` runs between tries.
+ */
+async function floodOneFlow(t: Test, port: number, threads: DnsThreads, perSecond: number, on: 'owner' | 'other', between?: () => Promise<unknown>): Promise<() => void> {
+  const otherQueries = async () => (await threads.stats())[0].servers[0].queries;
+  for (let tries = 0; ; tries++) {
+    const before = await otherQueries();
+    const stop = await floodNames(t, port, '127.0.0.66', perSecond, 'flood.test');
+    await new Promise((r) => setTimeout(r, 300));
+    if (((await otherQueries()) - before >= 100) === (on === 'other')) return stop;
+    stop();
+    if (tries >= 20) throw new Error(`the flood never reached the ${on} thread's socket in 20 tries`);
+    await between?.();
   }
 }
