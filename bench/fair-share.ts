@@ -19,14 +19,15 @@
 // the rest move up by as many).
 
 import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { makeCluster } from './fixtures.ts';
 import { dnsperfTimes, quantile } from './dnsperf.ts';
-import { nodeCacheArgv, productionNodeFlags, repoRoot, rssMiB, startDnsmasq, startKubeDns, stopper, waitForLine } from './servers.ts';
+import { cpuTimeMs, nodeCacheArgv, productionNodeFlags, repoRoot, rssMiB, startDnsmasq, startKubeDns, stopper, waitForLine } from './servers.ts';
+import { median } from './stats.ts';
 import type { Running } from './servers.ts';
 import { cacheArgs, startDnscacheWith, startDnsmasqCache } from './dnscache-servers.ts';
 import { corednsBin, startCoreDnsWith } from './api-servers.ts';
@@ -116,14 +117,6 @@ async function pin(pid: number, cpu: string): Promise<void> {
   await run('taskset', ['-a', '-cp', cpu, String(pid)]);
 }
 
-/** The server measured now (askers() reads its CPU time). */
-let serverPid = 0;
-/** utime + stime of `pid`, every thread's, in clock ticks (1/100 s). */
-function cpuTicks(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1].split(' ');
-  return Number(f[11]) + Number(f[12]);
-}
-
 /** One asker's names: an existing name, then a first-time outside name, in turn. */
 function askerFile(dir: string, existing: string[], tag: string, count: number): string {
   const lines: string[] = [];
@@ -134,14 +127,15 @@ function askerFile(dir: string, existing: string[], tag: string, count: number):
 }
 
 /** The 8 askers at RATE each, concurrently: what was sent and answered, and the p99s of their answers merged. */
-async function askers(dir: string, port: number, existing: string[], tag: string): Promise<Phase> {
+async function askers(dir: string, s: Subject, existing: string[], tag: string): Promise<Phase> {
+  const port = s.port;
   const files = ASKERS.map((_, i) => askerFile(dir, existing, `${tag}-${i}`, RATE * (SECONDS + 2)));
   const wire = WIRE ? await captureWire(join(dir, `${tag}.pcap`), ASKERS, port, ASKER_CPU) : null;
-  const cpu0 = cpuTicks(serverPid);
+  const cpu0 = cpuTimeMs(s.pid);
   const t0 = performance.now();
   const runs = await Promise.all(ASKERS.map((a, i) => dnsperfTimes(port, files[i], SECONDS, RATE, ['-a', a, '-t', '2'], ASKER_CPU)));
-  // Ticks are 10 ms: % of one CPU over the phase.
-  const cpuPct = ((cpuTicks(serverPid) - cpu0) * 1000) / (performance.now() - t0);
+  const cpu1 = cpuTimeMs(s.pid);
+  const cpuPct = (100 * (cpu1.user + cpu1.sys - cpu0.user - cpu0.sys)) / (performance.now() - t0);
   const wireTimes = wire === null ? [] : (await wire.stop()).times;
   const times = runs.flatMap((r) => r.times);
   const hitsOf = (ts: { name: string; ms: number }[]) => ts.filter((t) => t.name.endsWith('.cluster.local')).map((t) => t.ms);
@@ -166,11 +160,11 @@ function flood(port: number, file: string, mode: 'udp' | 'tcp'): { done: Promise
  * README). The flooder's answered QPS.
  */
 async function round(dir: string, s: Subject, sink: number, existing: string[], floodFile: string, mode: 'udp' | 'tcp', tag: string): Promise<Round> {
-  const alone = await askers(dir, s.port, existing, `alone-${tag}`);
+  const alone = await askers(dir, s, existing, `alone-${tag}`);
   const floodedAt = async (port: number, phase: string) => {
     const f = flood(port, floodFile, mode);
     await sleep(2000);
-    const figures = await askers(dir, s.port, existing, `${phase}-${tag}`);
+    const figures = await askers(dir, s, existing, `${phase}-${tag}`);
     f.stop();
     const qps = await f.done;
     await sleep(2000);
@@ -201,16 +195,10 @@ function mergedPhase(phases: Phase[]): Phase {
   return { sent: phases.reduce((n, p) => n + p.sent, 0), answered: phases.reduce((n, p) => n + p.answered, 0), p99Ms: med((p) => p.p99Ms), hitsP99Ms: med((p) => p.hitsP99Ms), wireHitsP99Ms: med((p) => p.wireHitsP99Ms), cpuPct: med((p) => p.cpuPct) };
 }
 
-function median(xs: number[]): number {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
 async function measure(dir: string, s: Subject, sink: number, existing: string[], floodFile: string, mode: 'udp' | 'tcp', n: number): Promise<Figures> {
   // A fresh process is still compiling its hot paths (on the wire, its hits' p99 read 3 ms after one
   // round, 0.3 after two): the first flood's baseline gets a second round.
-  for (let w = 0; w < (mode === FLOODS[0] ? 2 : 1); w++) await askers(dir, s.port, existing, `warm-${n}-${mode}-${w}`);
+  for (let w = 0; w < (mode === FLOODS[0] ? 2 : 1); w++) await askers(dir, s, existing, `warm-${n}-${mode}-${w}`);
   let peak = rssMiB(s.pid);
   const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(s.pid))), 250);
   const rounds: Round[] = [];
@@ -345,7 +333,6 @@ async function againstBackends({ dir, c, clusterFile, hostsFile, floodFile, exis
       try {
         if (!wanted(s)) continue;
         await pin(s.pid, SERVER_CPU);
-        serverPid = s.pid;
         for (const mode of FLOODS) results.push(await measure(dir, s, sink.port, existing, floodFile, mode, n++));
       } finally {
         await s.stop();
