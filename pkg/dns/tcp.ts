@@ -210,7 +210,8 @@ export class TcpConnection implements Responder, Pausable {
   private takeFrames(): void {
     let taken = 0;
     while (!this.stopped && !this.held && !this.yielded && this.pending !== null && !this.writeBlocked && this.inflight < this.opts.maxPipelined) {
-      if (taken++ === FRAMES_A_TURN) {
+      // Only a whole frame waiting is left to the next turn: a begun one is read on as it comes.
+      if (++taken > FRAMES_A_TURN && this.hasFrame()) {
         this.yielded = true;
         setImmediate(this.nextTurn);
         break;
