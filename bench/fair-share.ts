@@ -33,6 +33,7 @@ import { cacheArgs, startDnscacheWith, startDnsmasqCache } from './dnscache-serv
 import { corednsBin, startCoreDnsWith } from './api-servers.ts';
 import { commitOf, inTempDir, writeResults } from './report.ts';
 import { captureWire, wireCanCapture } from './wire.ts';
+import type { WireTime } from './wire.ts';
 import { freePort } from '../test/helpers/ports.ts';
 
 const run = promisify(execFile);
@@ -77,8 +78,13 @@ interface Phase {
   /** Over every asker's answered queries; and over the names that exist only (cache hits, once asked: the server's own doing, no backend on the way). */
   p99Ms: number;
   hitsP99Ms: number;
-  /** The hits' p99 from a capture on lo, query to answer (NaN without one): the askers' own scheduling left out. */
+  /**
+   * The hits' p99 from a capture on lo, query to answer (NaN without one): the askers' own scheduling
+   * left out. Through a cache, an existing name's answer at the full TTL is not a hit but fetched
+   * again from the backend (expired), counted in `wireRefetched` instead.
+   */
   wireHitsP99Ms: number;
+  wireRefetched: number;
   /** The server's CPU over the phase (user + system, all its threads), % of one CPU. */
   cpuPct: number;
 }
@@ -130,16 +136,31 @@ function askerFile(dir: string, existing: string[], tag: string, count: number):
 async function askers(dir: string, s: Subject, existing: string[], tag: string): Promise<Phase> {
   const port = s.port;
   const files = ASKERS.map((_, i) => askerFile(dir, existing, `${tag}-${i}`, RATE * (SECONDS + 2)));
-  const wire = WIRE ? await captureWire(join(dir, `${tag}.pcap`), ASKERS, port, ASKER_CPU) : null;
+  const wireCapture = WIRE ? await captureWire(join(dir, `${tag}.pcap`), ASKERS, port, ASKER_CPU) : null;
   const cpu0 = cpuTimeMs(s.pid);
   const t0 = performance.now();
   const runs = await Promise.all(ASKERS.map((a, i) => dnsperfTimes(port, files[i], SECONDS, RATE, ['-a', a, '-t', '2'], ASKER_CPU)));
   const cpu1 = cpuTimeMs(s.pid);
   const cpuPct = (100 * (cpu1.user + cpu1.sys - cpu0.user - cpu0.sys)) / (performance.now() - t0);
-  const wireTimes = wire === null ? [] : (await wire.stop()).times;
+  const wire = wireCapture === null ? { hits: [], refetched: 0 } : wireHits((await wireCapture.stop()).times, s.role);
   const times = runs.flatMap((r) => r.times);
-  const hitsOf = (ts: { name: string; ms: number }[]) => ts.filter((t) => t.name.endsWith('.cluster.local')).map((t) => t.ms);
-  return { sent: runs.reduce((n, r) => n + r.sent, 0), answered: times.length, p99Ms: quantile(times.map((t) => t.ms), 0.99), hitsP99Ms: quantile(hitsOf(times), 0.99), wireHitsP99Ms: quantile(hitsOf(wireTimes), 0.99), cpuPct };
+  const hits = times.filter((t) => isCluster(t.name)).map((t) => t.ms);
+  return { sent: runs.reduce((n, r) => n + r.sent, 0), answered: times.length, p99Ms: quantile(times.map((t) => t.ms), 0.99), hitsP99Ms: quantile(hits, 0.99), wireHitsP99Ms: quantile(wire.hits, 0.99), wireRefetched: wire.refetched, cpuPct };
+}
+
+const isCluster = (name: string) => name.endsWith('.cluster.local');
+
+/**
+ * The existing names' answers on the wire that are hits: through a cache, those below the full TTL
+ * (the largest seen). One at the full TTL was fetched just then, or is a hit in its entry's first
+ * second: left out either way, so a refresh from a loaded backend does not read as the hit path's.
+ */
+function wireHits(times: WireTime[], role: Role): { hits: number[]; refetched: number } {
+  const cluster = times.filter((t) => isCluster(t.name));
+  if (role === 'zone') return { hits: cluster.map((t) => t.ms), refetched: 0 };
+  const full = cluster.reduce((m, t) => Math.max(m, t.ttl), -1);
+  const hits = cluster.filter((t) => t.ttl < full).map((t) => t.ms);
+  return { hits, refetched: cluster.length - hits.length };
 }
 
 /** The flood: never-existing cluster names from FLOODER as fast as FLOOD allows; resolves with its answered QPS once stopped. */
@@ -153,11 +174,13 @@ function flood(port: number, file: string, mode: 'udp' | 'tcp'): { done: Promise
 }
 
 /**
- * One round: the askers alone; then with the flood at the server; then with the same flood sent
- * elsewhere (`sink`, a port nothing reads: what carrying the flood costs this machine, whatever the
- * server does). Each flood starts 2 s before its phase; the one at the server right after the askers
- * alone, as before the sink was added (a TCP flood started after a 2 s pause read otherwise: see the
- * README). The flooder's answered QPS.
+ * One round: the askers alone; then with the flood sent elsewhere (`sink`, a port nothing reads: what
+ * carrying the flood costs this machine, whatever the server does); then with the flood at the
+ * server. Each flood starts 2 s before its phase, so the one at the server starts after a pause of
+ * the askers long enough for the server to forget them (a second): the flooder arrives alone, as a
+ * flood from a pod that starts while the others are quiet does. Run the other way round, it came
+ * right after the askers, and a TCP flood was shared only by that timing (README). The flooder's
+ * answered QPS.
  */
 async function round(dir: string, s: Subject, sink: number, existing: string[], floodFile: string, mode: 'udp' | 'tcp', tag: string): Promise<Round> {
   const alone = await askers(dir, s, existing, `alone-${tag}`);
@@ -170,8 +193,8 @@ async function round(dir: string, s: Subject, sink: number, existing: string[], 
     await sleep(2000);
     return { figures, qps };
   };
-  const { figures: flooded, qps: floodQps } = await floodedAt(s.port, 'flooded');
   const elsewhere = (await floodedAt(sink, 'elsewhere')).figures;
+  const { figures: flooded, qps: floodQps } = await floodedAt(s.port, 'flooded');
   return { alone, elsewhere, flooded, floodQps, wireHitsP99Ratio: flooded.wireHitsP99Ms / alone.wireHitsP99Ms };
 }
 
@@ -192,7 +215,7 @@ d.bind(${port}, '127.0.0.1', () => require('node:net').createServer().listen(${p
 /** The phases of every round as one: queries summed, each figure the rounds' median. */
 function mergedPhase(phases: Phase[]): Phase {
   const med = (f: (p: Phase) => number) => median(phases.map(f));
-  return { sent: phases.reduce((n, p) => n + p.sent, 0), answered: phases.reduce((n, p) => n + p.answered, 0), p99Ms: med((p) => p.p99Ms), hitsP99Ms: med((p) => p.hitsP99Ms), wireHitsP99Ms: med((p) => p.wireHitsP99Ms), cpuPct: med((p) => p.cpuPct) };
+  return { sent: phases.reduce((n, p) => n + p.sent, 0), answered: phases.reduce((n, p) => n + p.answered, 0), p99Ms: med((p) => p.p99Ms), hitsP99Ms: med((p) => p.hitsP99Ms), wireHitsP99Ms: med((p) => p.wireHitsP99Ms), wireRefetched: phases.reduce((n, p) => n + p.wireRefetched, 0), cpuPct: med((p) => p.cpuPct) };
 }
 
 async function measure(dir: string, s: Subject, sink: number, existing: string[], floodFile: string, mode: 'udp' | 'tcp', n: number): Promise<Figures> {
@@ -224,7 +247,7 @@ async function measure(dir: string, s: Subject, sink: number, existing: string[]
     rounds,
   };
   const each = rounds.map((r) => r.wireHitsP99Ratio.toFixed(1)).join(', ');
-  console.log(`  ${s.name} (${s.role}, ${mode} flood, ${ROUNDS} rounds): kept ${figures.qpsKept.toFixed(2)}x, lost ${flooded.sent - flooded.answered}/${flooded.sent}, p99 ${alone.p99Ms.toFixed(2)} -> ${flooded.p99Ms.toFixed(2)} ms (hits ${alone.hitsP99Ms.toFixed(2)} -> ${flooded.hitsP99Ms.toFixed(2)}, on the wire ${alone.wireHitsP99Ms.toFixed(2)} -> ${flooded.wireHitsP99Ms.toFixed(2)}, the flood elsewhere ${elsewhere.wireHitsP99Ms.toFixed(2)}, each round ${each}x); flooder answered ${floodQps.toFixed(0)}/s; CPU ${alone.cpuPct.toFixed(0)} -> ${flooded.cpuPct.toFixed(0)} %; RSS peak ${peak.toFixed(0)} MiB`);
+  console.log(`  ${s.name} (${s.role}, ${mode} flood, ${ROUNDS} rounds): kept ${figures.qpsKept.toFixed(2)}x, lost ${flooded.sent - flooded.answered}/${flooded.sent}, p99 ${alone.p99Ms.toFixed(2)} -> ${flooded.p99Ms.toFixed(2)} ms (hits ${alone.hitsP99Ms.toFixed(2)} -> ${flooded.hitsP99Ms.toFixed(2)}, on the wire ${alone.wireHitsP99Ms.toFixed(2)} -> ${flooded.wireHitsP99Ms.toFixed(2)}, refetched ${alone.wireRefetched} -> ${flooded.wireRefetched}, the flood elsewhere ${elsewhere.wireHitsP99Ms.toFixed(2)}, each round ${each}x); flooder answered ${floodQps.toFixed(0)}/s; CPU ${alone.cpuPct.toFixed(0)} -> ${flooded.cpuPct.toFixed(0)} %; RSS peak ${peak.toFixed(0)} MiB`);
   return figures;
 }
 
@@ -303,11 +326,11 @@ async function againstBackends({ dir, c, clusterFile, hostsFile, floodFile, exis
       });
     }
     subjects.push(async () => ({ ...(await startDnsmasq(dir, hostsFile, await freePort(), ['--local=/cluster.local/', `--server=127.0.0.1#${upPort}`])), role: 'zone' as const }));
-    // The pod's cache in front of kube-dns.
+    // The pod's cache in front of kube-dns, as the manifest runs it: naming each asker to kube-dns.
     subjects.push(async () => {
       const port = await freePort();
       const own = mkdtempSync(join(dir, 'dnscache-'));
-      return { ...(await startDnscacheWith([...cacheArgs(port, backend.port, join(own, 'pid')), ...THREADS], port)), role: 'cache' as const };
+      return { ...(await startDnscacheWith([...cacheArgs(port, backend.port, join(own, 'pid')), '--add-subnet=32,128', ...THREADS], port)), role: 'cache' as const };
     });
     subjects.push(async () => ({ ...(await startDnsmasqCache(dir, await freePort(), backend.port)), role: 'cache' as const }));
     if (coredns !== null) {
@@ -324,7 +347,7 @@ async function againstBackends({ dir, c, clusterFile, hostsFile, floodFile, exis
     subjects.push(async () => {
       const port = await freePort();
       const own = mkdtempSync(join(dir, 'dnscache-off-'));
-      return { ...(await startDnscacheWith([...cacheArgs(port, backend.port, join(own, 'pid')), '--fair-share-busy=0'], port)), name: `dnscache${off}`, role: 'cache' as const };
+      return { ...(await startDnscacheWith([...cacheArgs(port, backend.port, join(own, 'pid')), '--add-subnet=32,128', '--fair-share-busy=0'], port)), name: `dnscache${off}`, role: 'cache' as const };
     });
     subjects.push(async () => ({ ...(await startNodeCache(dir, backend.port, ['-fair-share-busy=0'])), role: 'node-cache' as const }));
     let n = 0;
@@ -352,14 +375,14 @@ await pin(process.pid, ASKER_CPU);
 const results = await inTempDir('kdt-bench-fair-', main);
 const rows = results.map(
   (r) =>
-    `| ${r.name} | ${r.role} | ${r.flood} | ${r.qpsKept.toFixed(2)} | ${r.flooded.sent - r.flooded.answered} / ${r.flooded.sent} | ${r.alone.p99Ms.toFixed(2)} → ${r.flooded.p99Ms.toFixed(2)} (${r.p99Ratio.toFixed(1)}×) | ${r.alone.hitsP99Ms.toFixed(2)} → ${r.flooded.hitsP99Ms.toFixed(2)} (${r.hitsP99Ratio.toFixed(1)}×) | ${r.alone.wireHitsP99Ms.toFixed(2)} → ${r.flooded.wireHitsP99Ms.toFixed(2)} (${r.wireHitsP99Ratio.toFixed(1)}×) | ${r.elsewhere.wireHitsP99Ms.toFixed(2)} (${(r.elsewhere.wireHitsP99Ms / r.alone.wireHitsP99Ms).toFixed(1)}×) | ${r.rounds.map((x) => x.wireHitsP99Ratio.toFixed(1)).join(', ')} | ${r.alone.cpuPct.toFixed(0)} → ${r.flooded.cpuPct.toFixed(0)} | ${r.floodAnsweredQps.toFixed(0)} | ${r.rssPeakMiB.toFixed(0)} |`,
+    `| ${r.name} | ${r.role} | ${r.flood} | ${r.qpsKept.toFixed(2)} | ${r.flooded.sent - r.flooded.answered} / ${r.flooded.sent} | ${r.alone.p99Ms.toFixed(2)} → ${r.flooded.p99Ms.toFixed(2)} (${r.p99Ratio.toFixed(1)}×) | ${r.alone.hitsP99Ms.toFixed(2)} → ${r.flooded.hitsP99Ms.toFixed(2)} (${r.hitsP99Ratio.toFixed(1)}×) | ${r.alone.wireHitsP99Ms.toFixed(2)} → ${r.flooded.wireHitsP99Ms.toFixed(2)} (${r.wireHitsP99Ratio.toFixed(1)}×) | ${r.alone.wireRefetched} / ${r.flooded.wireRefetched} | ${r.elsewhere.wireHitsP99Ms.toFixed(2)} (${(r.elsewhere.wireHitsP99Ms / r.alone.wireHitsP99Ms).toFixed(1)}×) | ${r.rounds.map((x) => x.wireHitsP99Ratio.toFixed(1)).join(', ')} | ${r.alone.cpuPct.toFixed(0)} → ${r.flooded.cpuPct.toFixed(0)} | ${r.floodAnsweredQps.toFixed(0)} | ${r.rssPeakMiB.toFixed(0)} |`,
 );
 const md = `# One asker floods, eight must not notice (${when})
 
-${commitOf(repoRoot)}. node ${process.version}, ${CPUS} CPUs (${cpus()[0]?.model.trim()}), load average at start ${loadavg()[0].toFixed(2)}. The server under test on CPU ${SERVER_CPU}; the 8 askers (dnsperf -a 127.0.0.11-18, ${RATE} queries/s each: an existing cluster name, then an outside name asked for the first time, in turn) on CPU ${ASKER_CPU}; the flooder (dnsperf -a ${FLOODER}, never-existing cluster names at up to ${FLOOD}/s, -t 1, ${FLOOD_THREADS} thread(s); over TCP: 10 connections) on CPU ${FLOOD_CPU}; the kube-dns behind the caches and the outside names' dnsmasq on CPU ${BACKEND_CPU}. ${ROUNDS} rounds of ${SECONDS} s alone, ${SECONDS} s flooded and ${SECONDS} s with the same flood sent elsewhere (to a port nothing reads: what carrying the flood costs this machine, whatever the server does; each flood started 2 s before) per server and flood; each figure is the rounds' median (queries: their sum), and the hits on the wire's ratio is given for each round too. The server's CPU: user + system, all its threads, % of one CPU. Ours run with their defaults (--fair-share-busy 90)${WORKERS > 1 ? `, kube-dns and dnscache with --workers=${WORKERS}` : ''}. ${SEPARATE ? 'Load generators, backends and server on CPUs of their own.' : 'The misses\' latency includes the backends on the load CPU, which the flood generator saturates; the hits\' includes the askers\' own scheduling on that CPU.'}${WIRE ? ' Hits on the wire: their p99 from a capture on lo (tcpdump, kernel timestamps), query to answer, the askers\' scheduling left out (bench/wire.ts).' : ' No capture on this machine (root and tcpdump needed): hits on the wire NaN.'}
+${commitOf(repoRoot)}. node ${process.version}, ${CPUS} CPUs (${cpus()[0]?.model.trim()}), load average at start ${loadavg()[0].toFixed(2)}. The server under test on CPU ${SERVER_CPU}; the 8 askers (dnsperf -a 127.0.0.11-18, ${RATE} queries/s each: an existing cluster name, then an outside name asked for the first time, in turn) on CPU ${ASKER_CPU}; the flooder (dnsperf -a ${FLOODER}, never-existing cluster names at up to ${FLOOD}/s, -t 1, ${FLOOD_THREADS} thread(s); over TCP: 10 connections) on CPU ${FLOOD_CPU}; the kube-dns behind the caches and the outside names' dnsmasq on CPU ${BACKEND_CPU}. ${ROUNDS} rounds of ${SECONDS} s alone, ${SECONDS} s with the flood sent elsewhere (to a port nothing reads: what carrying the flood costs this machine, whatever the server does) and ${SECONDS} s flooded per server and flood, each flood started 2 s before its phase (the one at the server after the askers paused 4 s: it arrives alone); each figure is the rounds' median (queries: their sum), and the hits on the wire's ratio is given for each round too. The server's CPU: user + system, all its threads, % of one CPU. Ours run with their defaults (--fair-share-busy 90)${WORKERS > 1 ? `, kube-dns and dnscache with --workers=${WORKERS}` : ''}. ${SEPARATE ? 'Load generators, backends and server on CPUs of their own.' : 'The misses\' latency includes the backends on the load CPU, which the flood generator saturates; the hits\' includes the askers\' own scheduling on that CPU.'}${WIRE ? ' Hits on the wire: their p99 from a capture on lo (tcpdump, kernel timestamps), query to answer, the askers\' scheduling left out (bench/wire.ts); through a cache, an answer at the full TTL is not a hit (fetched again from the backend just then) and is left out (refetched: their count over the rounds).' : ' No capture on this machine (root and tcpdump needed): hits on the wire NaN.'}
 
-| server | role | flood | well-behaved QPS kept | lost while flooded | p99 ms alone → flooded | p99 of hits only | hits on the wire | the same, the flood elsewhere | hits on the wire, each round | server CPU % | flooder answered/s | RSS peak MiB |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| server | role | flood | well-behaved QPS kept | lost while flooded | p99 ms alone → flooded | p99 of hits only | hits on the wire | refetched alone / flooded | the same, the flood elsewhere | hits on the wire, each round | server CPU % | flooder answered/s | RSS peak MiB |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
 ${rows.join('\n')}
 `;
 writeResults(process.env.BENCH_FAIR_NAME ?? 'fair-share', when, { rate: RATE, flood: FLOOD, seconds: SECONDS, rounds: ROUNDS, results }, md);

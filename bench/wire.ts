@@ -8,9 +8,15 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { readName } from '../pkg/dns/names.ts';
 
+/** One query answered: its name, milliseconds from query to answer, and the first answer record's TTL (-1: none). */
+export interface WireTime {
+  name: string;
+  ms: number;
+  ttl: number;
+}
+
 export interface WireTimes {
-  /** Milliseconds from a query to its answer, with the query's name. */
-  times: { name: string; ms: number }[];
+  times: WireTime[];
 }
 
 export interface WireCapture {
@@ -49,10 +55,10 @@ export async function captureWire(file: string, askers: readonly string[], port:
 }
 
 /** The pcap's queries to `port` paired with their answers (nanosecond pcap, Ethernet framing as on lo). */
-function pairs(pcap: Buffer, port: number): { name: string; ms: number }[] {
+function pairs(pcap: Buffer, port: number): WireTime[] {
   if (pcap.length < 24 || pcap.readUInt32LE(0) !== 0xa1b23c4d) throw new Error('not a little-endian nanosecond pcap');
   const asked = new Map<string, { at: number; name: string }>();
-  const times: { name: string; ms: number }[] = [];
+  const times: WireTime[] = [];
   for (let p = 24; p + 16 <= pcap.length; ) {
     const at = pcap.readUInt32LE(p) * 1e3 + pcap.readUInt32LE(p + 4) / 1e6;
     const length = pcap.readUInt32LE(p + 8);
@@ -75,8 +81,21 @@ function pairs(pcap: Buffer, port: number): { name: string; ms: number }[] {
       const q = asked.get(`${dst}:${to}:${id}`);
       if (q === undefined) continue;
       asked.delete(`${dst}:${to}:${id}`);
-      times.push({ name: q.name, ms: at - q.at });
+      times.push({ name: q.name, ms: at - q.at, ttl: firstTtl(frame.subarray(dns)) });
     }
   }
   return times;
+}
+
+/**
+ * The TTL of `msg`'s first answer record, -1 when it has none: a cache's answer fetched just then
+ * carries the full TTL, one it kept a while less (how a refresh is told from a hit).
+ */
+function firstTtl(msg: Buffer): number {
+  if (msg.readUInt16BE(6) === 0) return -1;
+  const cur = { pos: 12 };
+  readName(msg, cur, msg.length);
+  cur.pos += 4;
+  readName(msg, cur, msg.length);
+  return cur.pos + 8 <= msg.length ? msg.readUInt32BE(cur.pos + 4) : -1;
 }
