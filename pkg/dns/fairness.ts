@@ -13,7 +13,9 @@
 // alike (none asking twice another's) who would be cut, unless it backs up PRESSED_WINDOWS running:
 // nobody asks more than the others. A fresh thread takes no share from its first WARM_WINDOWS
 // windows in which more than one asker missed. With `slots`,
-// misses waiting on an upstream are shared the same way once that many are in flight. What exceeds
+// misses waiting on an upstream are shared the same way once that many are in flight, or fewer while
+// the upstream's answers queue (`slotLimit`: one asker's pipelined flood, forwarded whole, left
+// everyone else's misses waiting behind it at the upstream, however idle this thread). What exceeds
 // a share is dropped before the query is parsed beyond its question. Sharing ends after a second
 // with nothing dropped.
 //
@@ -112,6 +114,25 @@ export const WARM_WINDOWS = 2;
  */
 export const PRESSED_WINDOWS = 3;
 
+/**
+ * Windows of the upstream's fastest answers kept (10 s of 100 ms ones): the best of them is what it
+ * answers in without a queue.
+ */
+const BASELINE_WINDOWS = 100;
+/**
+ * The upstream's answers queue when a window's fastest took QUEUED_TIMES the best of BASELINE_WINDOWS
+ * and QUEUED_MS more, with QUEUED_FROM misses or more in flight, QUEUED_WINDOWS running: the fastest,
+ * not a typical one, so that an outside name slower than a cluster one is no sign; running, so that
+ * an upstream's pause (a GC) is none either.
+ */
+const QUEUED_TIMES = 4;
+const QUEUED_MS = 2;
+const QUEUED_FROM = 16;
+export const QUEUED_WINDOWS = 3;
+/** While they queue, the misses in flight shared from fall to this part of what is in flight a window; after, they rise by a quarter a window. */
+const SLOTS_CUT = 0.7;
+const SLOTS_GROWTH = 1.25;
+
 /** The dropped counts' reason for a miss over its asker's share. */
 export const LIMITED = 'limited';
 
@@ -135,12 +156,21 @@ export class Fairness {
   private readonly busyAt: number;
   private readonly floor: number;
   private readonly floorPerSecond: number;
-  private readonly slots: number;
+  /** Misses in flight from which they are shared (FairnessOptions.slots; 0: never). */
+  readonly slots: number;
   private readonly trusts: (address: string) => boolean;
   private readonly onLimited: FairnessOptions['onLimited'];
   private readonly busy: () => number;
   private readonly timer: NodeJS.Timeout;
   private inflight = 0;
+  /** Misses in flight from which they are shared: `slots`, lowered while the upstream's answers queue. */
+  slotLimit: number;
+  /** This window's fastest answer awaited (ms), and the last BASELINE_WINDOWS' fastest (a ring). */
+  private fastestMs = Infinity;
+  private readonly recentFastest = new Float64Array(BASELINE_WINDOWS).fill(Infinity);
+  private recentAt = 0;
+  /** Windows running in which the upstream's answers queued, counted up to QUEUED_WINDOWS. */
+  private queuedWindows = 0;
   private readonly windowMs: number;
   private readonly now: () => number;
   private readonly backlog: (port: number) => UdpBacklog | null;
@@ -180,6 +210,7 @@ export class Fairness {
     this.floorPerSecond = o.floorPerSecond ?? 200;
     this.floor = Math.max(1, Math.round((this.floorPerSecond * windowMs) / 1000));
     this.slots = o.slots ?? 0;
+    this.slotLimit = this.slots;
     this.trusts = o.trustsSubnetOf ?? (() => false);
     this.onLimited = o.onLimited;
     this.busy = o.busy ?? eventLoopBusy();
@@ -218,7 +249,7 @@ export class Fairness {
     }
     a.asked++;
     const floor = this.floorKept(a, now);
-    if (this.shared && !floor && (this.overShare(a, now) || (this.slots > 0 && this.inflight >= this.slots && a.inflight >= this.slotShare))) {
+    if (this.shared && !floor && (this.overShare(a, now) || (this.slots > 0 && this.inflight >= this.slotLimit && a.inflight >= this.slotShare))) {
       this.dropped(a);
       return null;
     }
@@ -240,15 +271,22 @@ export class Fairness {
     return a.floorLeft >= 1;
   }
 
-  /** `a`'s admitted miss awaits an answer (started) or got one (finished). */
-  started(a: Asker): void {
+  /**
+   * `a`'s admitted miss awaits an answer (started: when it began, for finished(); read only where
+   * slots are shared) or got one (finished).
+   */
+  started(a: Asker): number {
     a.inflight++;
     this.inflight++;
+    return this.slots > 0 ? this.now() : 0;
   }
 
-  finished(a: Asker): void {
+  finished(a: Asker, since: number): void {
     a.inflight--;
     this.inflight--;
+    if (this.slots === 0) return;
+    const ms = this.now() - since;
+    if (ms < this.fastestMs) this.fastestMs = ms;
   }
 
   /** Whether `a` is over its share so far into the window, and it binds (see `tight`). */
@@ -341,9 +379,12 @@ export class Fairness {
     const busy = this.busy();
     let waiting = 0;
     for (const a of this.askers.values()) if (a.inflight > 0) waiting++;
-    // Alone in waiting, an asker has nobody to leave slots to: the upstream's own limit answers it.
-    this.slotShare = waiting < 2 ? Infinity : Math.floor(this.slots / waiting) || 1;
-    const slotsFull = this.slots > 0 && this.inflight >= this.slots;
+    const queued = this.slots > 0 && this.upstreamQueued();
+    this.slotLimit = queued ? Math.max(1, Math.floor(Math.min(this.slotLimit, this.inflight) * SLOTS_CUT)) : Math.min(this.slots, Math.ceil(this.slotLimit * SLOTS_GROWTH));
+    // Alone in waiting, an asker has nobody to leave slots to: the upstream's own limit answers it;
+    // unless the upstream's answers queue: whoever asks next would wait behind all it has in flight.
+    this.slotShare = waiting < 2 ? (queued ? this.slotLimit : Infinity) : Math.floor(this.slotLimit / waiting) || 1;
+    const slotsFull = this.slots > 0 && this.inflight >= this.slotLimit;
     // A thread with time to spare reads what comes as it comes: its queue cannot be backing up, and
     // /proc/net/udp is not free to read (the kernel walks its whole UDP table).
     this.pressure = busy >= this.busyAt / 2 && (this.pressed() || this.behindNow);
@@ -372,6 +413,26 @@ export class Fairness {
       f.window(this.backedUp);
       if (!this.shared) f.releaseAll();
     }
+  }
+
+  /**
+   * Whether the upstream's answers have queued QUEUED_WINDOWS running (see QUEUED_TIMES); the
+   * window's fastest is kept for the baseline. A window with misses in flight and none answered is
+   * taken as queued only after one that was.
+   */
+  private upstreamQueued(): boolean {
+    const fastest = this.fastestMs;
+    this.fastestMs = Infinity;
+    let queuedNow = this.queuedWindows > 0 && this.inflight >= QUEUED_FROM;
+    if (fastest !== Infinity) {
+      this.recentFastest[this.recentAt] = fastest;
+      this.recentAt = (this.recentAt + 1) % BASELINE_WINDOWS;
+      let best = Infinity;
+      for (const ms of this.recentFastest) if (ms < best) best = ms;
+      queuedNow = this.inflight >= QUEUED_FROM && fastest >= QUEUED_TIMES * best + QUEUED_MS;
+    }
+    this.queuedWindows = queuedNow ? Math.min(QUEUED_WINDOWS, this.queuedWindows + 1) : 0;
+    return this.queuedWindows >= QUEUED_WINDOWS;
   }
 
   /** Whether more than one asker missed in this window. */

@@ -581,7 +581,7 @@ export class DnsServer {
     }
     if (!isPromise(result)) return finish(result);
     this.inflight++;
-    if (asker !== null) this.fairness!.started(asker);
+    const since = asker !== null ? this.fairness!.started(asker) : 0;
     result
       .then(finish, (err: unknown) => this.handlerFailed(err, req, qEnd, optDo, address, port, via, started))
       .catch((err: unknown) => {
@@ -591,7 +591,7 @@ export class DnsServer {
       })
       .finally(() => {
         this.inflight--;
-        if (asker !== null) this.fairness!.finished(asker);
+        if (asker !== null) this.fairness!.finished(asker, since);
       });
   }
 

@@ -98,11 +98,11 @@ async function answerRemote(o: DnsThreadsOptions, r: RemoteQuery, wire: Buffer, 
     }
     return fairness!.refuses(r.transport, who!, r.address) ? { answer: REFUSED, epoch } : { answer: null, limited: true, epoch };
   }
-  if (asker !== undefined) fairness!.started(asker);
+  const since = asker !== undefined ? fairness!.started(asker) : 0;
   try {
     return { answer: cloneable(await handler(queryFromWire(wire, r.transport, r.address, r.port, r.prefetch))), epoch };
   } finally {
-    if (asker !== undefined) fairness!.finished(asker);
+    if (asker !== undefined) fairness!.finished(asker, since);
   }
 }
 

@@ -59,6 +59,7 @@ function register(registry: Registry, prefix: string, f: Fairness): void {
   mirroredGauge(registry, { name: name('sharing'), help: '1 while cache misses are shared between askers (the thread busy past --fair-share-busy).' }, () => [[{}, f.shared ? 1 : 0]]);
   mirroredGauge(registry, { name: name('limited_askers'), help: 'Askers limited now (misses over their share dropped within the last second).' }, () => [[{}, f.limited().length]]);
   mirroredGauge(registry, { name: name('steered_flows'), help: 'Flooding UDP flows (source address and port) moved to a receive queue of their own, so the port\'s queue stays short for everyone else.' }, () => [[{}, f.steeredFlows]]);
+  if (f.slots > 0) mirroredGauge(registry, { name: name('inflight_limit'), help: "Cache misses in flight (forwarded, answers awaited) from which they are shared between askers: the forwarder's slots, fewer while the upstream's answers queue." }, () => [[{}, f.slotLimit]]);
   mirroredGauge(registry, { name: name('top_dropped'), help: `The ${TOP_LIMITED} limited askers that lost the most misses since they were limited, by rank.`, labelNames: ['rank', 'asker'] }, () =>
     f.limited().slice(0, TOP_LIMITED).map((a, i) => [{ rank: String(i + 1), asker: a.address }, a.droppedNow] as const),
   );

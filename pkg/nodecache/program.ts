@@ -55,6 +55,12 @@ export interface NodeCacheOptions {
   log: Logger;
 }
 
+/**
+ * Misses in flight (forwarded, their answers awaited) from which the pods' are shared, as dnscache's
+ * (half its --dns-forward-max); fewer while the upstream's answers queue (pkg/dns fairness.ts).
+ */
+const FORWARD_SLOTS = 5000;
+
 export class NodeCache {
   readonly setupErrors = new Map<SetupErrorType, number>(SETUP_ERRORS.map((e) => [e, 0]));
   private readonly o: NodeCacheOptions;
@@ -74,7 +80,7 @@ export class NodeCache {
   constructor(o: NodeCacheOptions) {
     this.o = o;
     this.log = o.log;
-    this.fairness = fairShare({ settings: o.fairShare ?? null, log: o.log, metrics: { registry: this.metrics.registry, prefix: 'coredns_nodecache' } });
+    this.fairness = fairShare({ settings: o.fairShare ?? null, log: o.log, slots: FORWARD_SLOTS, metrics: { registry: this.metrics.registry, prefix: 'coredns_nodecache' } });
     this.watcher = new ConfigDirWatcher(o.kubednsConfigDir, CONFIG_PERIOD_MS, o.log.child('config'));
   }
 

@@ -1,5 +1,5 @@
 // For the fairness tests: a costly handler, what steering leaves in /proc/net/udp, a flooding asker (new names from one loopback address at a fixed rate, by
-// dnsperf), and a well-behaved one (dig, one question after another).
+// dnsperf), a well-behaved one (dig, one question after another), and an upstream whose answers queue.
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,8 +12,9 @@ import { Class, Type } from '../../pkg/dns/constants.ts';
 import { emptyMessage } from '../../pkg/dns/message.ts';
 import type { Answer, Query } from '../../pkg/dns/server.ts';
 import { dig } from './dig.ts';
-import { makeQuery } from './packets.ts';
+import { makeAnswer, makeQuery } from './packets.ts';
 import { frame, splitFrames } from './tcp-frames.ts';
+import { udpUpstream } from './upstreams.ts';
 
 /**
  * dnsperf (a process of its own, as a flooding pod is) sending `<n>.<zone>` for n = 0, 1, ... from
@@ -88,4 +89,39 @@ export async function pipelinedBurst(socket: Socket, count: number): Promise<{ a
   socket.write(Buffer.concat(Array.from({ length: count }, (_, id) => frame(makeQuery(`b${id}.burst.test`, id)))));
   await new Promise((r) => setTimeout(r, 1000));
   return { answered: answeredAt.length, late: answeredAt.filter((at) => at - sent > 500).length, firstMs: Math.round((answeredAt[0] ?? sent) - sent) };
+}
+
+/**
+ * A test double for a loaded upstream (a real kube-dns starved of CPU cannot be made to be on cue):
+ * it answers in order, NXDOMAIN, one query each 2 ms; for each query whose name starts `other` it
+ * notes how many were waiting ahead of it (`ahead`).
+ */
+export async function queuingUpstream(t: Test): Promise<{ port: number; ahead: number[] }> {
+  const waiting: { msg: Buffer; send: (reply: Buffer) => void }[] = [];
+  const ahead: number[] = [];
+  const up = await udpUpstream(t, (msg, _rinfo, send) => {
+    if (msg.toString('latin1', 13, 13 + msg[12]).startsWith('other')) ahead.push(waiting.length);
+    waiting.push({ msg, send });
+  });
+  const answering = setInterval(() => {
+    const q = waiting.shift();
+    if (q !== undefined) q.send(makeAnswer(q.msg, { rcode: 3 }));
+  }, 2);
+  t.teardown(() => clearInterval(answering));
+  return { port: up.port, ahead };
+}
+
+/**
+ * A TCP flood from 127.0.0.66 at `port` (dnsperf, 10 connections of 100 pipelined each: a thousand
+ * misses in flight whenever they are all forwarded), and meanwhile another asker (127.0.0.2, dig)
+ * asking new names `other<n>` one after another, until its last three each waited behind fewer than
+ * `below` at `upstream` (queuingUpstream), 15 s at most (the thousand first forwarded are answered
+ * in 2 s, or more on a loaded machine): how many each of them waited behind.
+ */
+export async function otherAmidTcpFlood(t: Test, port: number, upstream: { ahead: number[] }, below: number): Promise<number[]> {
+  await floodNames(t, port, '127.0.0.66', 50_000, 'flood.example.com', ['-m', 'tcp', '-c', '10', '-q', '1000']);
+  const until = performance.now() + 15_000;
+  const settled = () => upstream.ahead.length >= 3 && upstream.ahead.slice(-3).every((n) => n < below);
+  for (let i = 0; performance.now() < until && !settled(); i++) await askFrom(port, '127.0.0.2', [`other${i}.example.com`]);
+  return upstream.ahead;
 }

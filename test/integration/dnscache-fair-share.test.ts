@@ -6,7 +6,7 @@
 
 import t from 'tap';
 import { startDnsmasq } from '../helpers/dnsmasq.ts';
-import { askFrom, floodNames } from '../helpers/flood.ts';
+import { askFrom, floodNames, otherAmidTcpFlood, queuingUpstream } from '../helpers/flood.ts';
 import { startProgram } from '../helpers/process.ts';
 
 t.test('a flooding asker named, held to its share and let go; the other answered throughout', async (t) => {
@@ -22,4 +22,13 @@ t.test('a flooding asker named, held to its share and let go; the other answered
   stop();
   await p.waitFor(/asker no longer limited.*asker=127\.0\.0\.66/, 5_000);
   t.pass('the flooder let go a calm second after the flood');
+});
+
+t.test("a TCP flood pipelined through an idle cache is not forwarded whole while the upstream's answers queue: another asker's misses wait behind a part of it", async (t) => {
+  const up = await queuingUpstream(t);
+  const p = startProgram(t, 'dnscache', ['-k', '--port=0', '--listen-address=127.0.0.1', '--no-resolv', '--log-facility=-', `--server=127.0.0.1#${up.port}`]);
+  const port = Number((await p.waitFor(/listening address=127\.0\.0\.1 port=(\d+)/))[1]);
+  const ahead = await otherAmidTcpFlood(t, port, up, 50);
+  const last = ahead.slice(-3);
+  t.ok(ahead.length >= 3 && Math.max(...last) < 50, `the other asker's last misses waited behind ${last.join(', ')} at the upstream (of ${ahead.join(', ')})`);
 });

@@ -5,7 +5,7 @@
 // from a trusted cache's Client Subnet only.
 
 import t from 'tap';
-import { Fairness, PRESSED_WINDOWS, WARM_WINDOWS } from '../../pkg/dns/fairness.ts';
+import { Fairness, PRESSED_WINDOWS, QUEUED_WINDOWS, WARM_WINDOWS } from '../../pkg/dns/fairness.ts';
 import type { Asker } from '../../pkg/dns/fairness.ts';
 import type { Test } from 'tap';
 import { emptyOptView } from '../../pkg/dns/question.ts';
@@ -351,8 +351,8 @@ t.test('slots: once that many misses await an upstream, each asker gets its part
   t.ok(f.shared, 'every slot taken: shared');
   t.equal(f.admit('10.0.0.66'), null, 'the asker holding most of them waits for its own');
   t.not(f.admit('10.0.0.2'), null, 'another asker is admitted');
-  for (const a of held) f.finished(a);
-  f.finished(other);
+  for (const a of held) f.finished(a, 0);
+  f.finished(other, 0);
 });
 
 t.test('slots: an asker alone holding every slot is not dropped: the upstream limit answers it (REFUSED), as without shares', async (t) => {
@@ -362,7 +362,73 @@ t.test('slots: an asker alone holding every slot is not dropped: the upstream li
   f.started(a);
   f.tick();
   t.not(f.admit('127.0.0.1'), null, 'nobody else waits: admitted, for the forwarder to refuse');
-  f.finished(a);
+  f.finished(a, 0);
+});
+
+/**
+ * An upstream that answers in order: `ask` forwards an asker's misses (those admitted), `answer`
+ * answers the `n` that waited longest, `ms` from now (the clock moved on).
+ */
+function upstreamOf(f: Fairness, state: { ms: number }) {
+  const waiting: { a: Asker; since: number }[] = [];
+  return {
+    ask(address: string, n: number): number {
+      let admitted = 0;
+      for (let i = 0; i < n; i++) {
+        const a = f.admit(address);
+        if (a === null) continue;
+        admitted++;
+        waiting.push({ a, since: f.started(a) });
+      }
+      return admitted;
+    },
+    answer(n: number, ms: number): void {
+      state.ms += ms;
+      for (const w of waiting.splice(0, n)) f.finished(w.a, w.since);
+    },
+    get inflight() {
+      return waiting.length;
+    },
+  };
+}
+
+t.test("slots: while the upstream's answers queue, an asker with most of them in flight is held to its part, even alone", async (t) => {
+  const { f, state } = stepped({ slots: 5000 });
+  state.busy = 0.1;
+  const up = upstreamOf(f, state);
+  for (let w = 0; w < 3; w++) {
+    up.ask('10.0.0.1', 5);
+    up.answer(5, 1);
+    f.tick();
+  }
+  t.equal(up.ask('10.0.0.66', 1000), 1000, 'a pipelined flood: every miss forwarded, the thread idle and 5,000 slots');
+  f.tick();
+  for (let w = 0; w < QUEUED_WINDOWS; w++) {
+    // Answered a window or more after they were asked: the upstream works through a queue.
+    up.answer(100, 0);
+    f.tick();
+  }
+  t.ok(f.slotLimit < up.inflight, `the slots shared from fewer than are in flight (${f.slotLimit} of ${up.inflight})`);
+  t.equal(up.ask('10.0.0.66', 10), 0, 'the flooder, alone in waiting, is not given more');
+  t.equal(up.ask('10.0.0.2', 1), 1, 'another asker is');
+  up.answer(up.inflight, 0);
+  for (let w = 0; w < 12; w++) f.tick();
+  t.equal(f.slotLimit, 5000, 'the queue gone: every slot again, a quarter more a window');
+  t.equal(up.ask('10.0.0.66', 10), 10, 'and the flooder is given them');
+});
+
+t.test('slots: many in flight, answered as fast as ever: nobody held', async (t) => {
+  const { f, state } = stepped({ slots: 5000 });
+  state.busy = 0.1;
+  const up = upstreamOf(f, state);
+  for (let w = 0; w < 10; w++) {
+    t.equal(up.ask('10.0.0.66', 1000), 1000, `window ${w + 1}: every miss forwarded`);
+    up.ask('10.0.0.1', 5);
+    up.answer(1005, 1);
+    f.tick();
+  }
+  t.equal(f.slotLimit, 5000);
+  t.equal(f.stats.dropped, 0);
 });
 
 t.test("the asker: a trusted cache's Client Subnet, else the packet's source", async (t) => {
