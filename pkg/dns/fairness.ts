@@ -164,7 +164,7 @@ export class Fairness {
   private readonly timer: NodeJS.Timeout;
   private inflight = 0;
   /** Misses in flight from which they are shared: `slots`, lowered while the upstream's answers queue. */
-  slotLimit: number;
+  private limit: number;
   /** This window's fastest answer awaited (ms), and the last BASELINE_WINDOWS' fastest (a ring). */
   private fastestMs = Infinity;
   private readonly recentFastest = new Float64Array(BASELINE_WINDOWS).fill(Infinity);
@@ -210,7 +210,7 @@ export class Fairness {
     this.floorPerSecond = o.floorPerSecond ?? 200;
     this.floor = Math.max(1, Math.round((this.floorPerSecond * windowMs) / 1000));
     this.slots = o.slots ?? 0;
-    this.slotLimit = this.slots;
+    this.limit = this.slots;
     this.trusts = o.trustsSubnetOf ?? (() => false);
     this.onLimited = o.onLimited;
     this.busy = o.busy ?? eventLoopBusy();
@@ -249,7 +249,7 @@ export class Fairness {
     }
     a.asked++;
     const floor = this.floorKept(a, now);
-    if (this.shared && !floor && (this.overShare(a, now) || (this.slots > 0 && this.inflight >= this.slotLimit && a.inflight >= this.slotShare))) {
+    if (this.shared && !floor && (this.overShare(a, now) || (this.slots > 0 && this.inflight >= this.limit && a.inflight >= this.slotShare))) {
       this.dropped(a);
       return null;
     }
@@ -337,6 +337,11 @@ export class Fairness {
     return n;
   }
 
+  /** Misses in flight from which they are shared now: `slots`, fewer while the upstream's answers queue. */
+  get slotLimit(): number {
+    return this.limit;
+  }
+
   /** Whether a watched port's queue is backing up (see watch()). */
   private pressed(): boolean {
     let pressed = false;
@@ -380,11 +385,11 @@ export class Fairness {
     let waiting = 0;
     for (const a of this.askers.values()) if (a.inflight > 0) waiting++;
     const queued = this.slots > 0 && this.upstreamQueued();
-    this.slotLimit = queued ? Math.max(1, Math.floor(Math.min(this.slotLimit, this.inflight) * SLOTS_CUT)) : Math.min(this.slots, Math.ceil(this.slotLimit * SLOTS_GROWTH));
+    this.limit = queued ? Math.max(1, Math.floor(Math.min(this.limit, this.inflight) * SLOTS_CUT)) : Math.min(this.slots, Math.ceil(this.limit * SLOTS_GROWTH));
     // Alone in waiting, an asker has nobody to leave slots to: the upstream's own limit answers it;
     // unless the upstream's answers queue: whoever asks next would wait behind all it has in flight.
-    this.slotShare = waiting < 2 ? (queued ? this.slotLimit : Infinity) : Math.floor(this.slotLimit / waiting) || 1;
-    const slotsFull = this.slots > 0 && this.inflight >= this.slotLimit;
+    this.slotShare = waiting < 2 ? (queued ? this.limit : Infinity) : Math.floor(this.limit / waiting) || 1;
+    const slotsFull = this.slots > 0 && this.inflight >= this.limit;
     // A thread with time to spare reads what comes as it comes: its queue cannot be backing up, and
     // /proc/net/udp is not free to read (the kernel walks its whole UDP table).
     this.pressure = busy >= this.busyAt / 2 && (this.pressed() || this.behindNow);
