@@ -133,6 +133,9 @@ export const QUEUED_WINDOWS = 3;
 const SLOTS_CUT = 0.7;
 const SLOTS_GROWTH = 1.25;
 
+/** A receive queue this long is pressure however large the buffer (see watch()). */
+const PRESSURE_BYTES = 256 * 1024;
+
 /** The dropped counts' reason for a miss over its asker's share. */
 export const LIMITED = 'limited';
 
@@ -316,7 +319,7 @@ export class Fairness {
    * steering, told at each window whether the queue backs up, and when an asker is let go.
    */
   watch(port: number, bufferBytes: number, flows?: FlowSteering): void {
-    this.watched.set(port, { threshold: bufferBytes / 4, drops: this.backlog(port)?.drops ?? 0 });
+    this.watched.set(port, { threshold: Math.min(bufferBytes / 4, PRESSURE_BYTES), drops: this.backlog(port)?.drops ?? 0 });
     if (flows !== undefined) this.steering.push(flows);
   }
 
@@ -415,7 +418,7 @@ export class Fairness {
     this.forgetIdle();
     // Once the counts start afresh: a held TCP connection's frames, taken as it resumes, are the new window's.
     for (const f of this.steering) {
-      f.window(this.backedUp);
+      f.window(this.backedUp, busy >= this.busyAt / 2);
       if (!this.shared) f.releaseAll();
     }
   }

@@ -328,6 +328,11 @@ export class DnsServer {
     this.steering?.dropped(address, port);
   }
 
+  /** The same for an admitted miss: a flow making most of a busy window's misses is a candidate too. */
+  flowMissed(address: string, port: number): void {
+    this.steering?.missed(address, port);
+  }
+
   /**
    * Splits the answer cache by asker from now on (null: one cache for all again): each query's key
    * gets `fn`'s partition, so an answer marked `partitioned` is kept for the askers of its partition
@@ -520,6 +525,7 @@ export class DnsServer {
         this.drop(LIMITED);
         return via.skip();
       }
+      if (who === address && via.transport === 'udp') this.flowMissed(address, port);
     }
     this.miss(req, qEnd, msgEnd, cacheKey, partition >= 0, optDo, limit, address, port, via, started, asker);
   }

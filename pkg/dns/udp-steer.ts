@@ -7,8 +7,13 @@
 // own queue is left to everyone else.
 //
 // A flow (source address and port) is steered when, while misses are shared because the queue backs
-// up, its asker's misses were dropped over its share at least MIN_DROPS times in a window; at most
-// MAX_FLOWS at once, the most dropped first. What arrives on a flow's queue is answered as any other
+// up, its asker's misses were dropped over its share at least MIN_DROPS times in a window, or it made
+// half the window's misses or more (MIN_DROPS at least) while it backs up, dropped or not: a flood that
+// ran unshared just under the thread's capacity and then burst (its sender catching up) backed the
+// queue up 3.5 MB in one window, and everyone waited ~80 ms behind it while its first drops were
+// counted (bench:fair, dnscache, 2026-11-29). Misses are counted only in a window after a busy one
+// (half busyAt): two Map lookups a miss where it may matter. At most MAX_FLOWS at once, the most
+// counted first. What arrives on a flow's queue is answered as any other
 // query (its asker keeps its share); once a miss of it is dropped over that share, the queue is not
 // read again until the window ends. Read and dropped one by one, the flood still cost the thread a
 // few microseconds a datagram, tens of thousands a second, in bursts the others' queries waited
@@ -44,11 +49,48 @@ const MIN_DROPS = 50;
 /** Flows counted a window at most (a spoofed flood from new ports each time must not grow memory). */
 const MAX_COUNTED = 1024;
 
+/** A window's counts by flow (address → port → count), MAX_COUNTED flows at most. */
+class FlowCounts {
+  private readonly byAddress = new Map<string, Map<number, number>>();
+  private flows = 0;
+  /** Counted in all. */
+  total = 0;
+
+  add(address: string, port: number): void {
+    let ports = this.byAddress.get(address);
+    if (ports === undefined) {
+      if (this.flows >= MAX_COUNTED) return;
+      this.byAddress.set(address, (ports = new Map()));
+    }
+    const n = ports.get(port);
+    if (n === undefined) {
+      if (this.flows >= MAX_COUNTED) return;
+      this.flows++;
+    }
+    ports.set(port, (n ?? 0) + 1);
+    this.total++;
+  }
+
+  /** The flows counted `min` times or more: [address, port, count]. */
+  atLeast(min: number): [string, number, number][] {
+    const flows: [string, number, number][] = [];
+    for (const [address, ports] of this.byAddress) for (const [port, n] of ports) if (n >= min) flows.push([address, port, n]);
+    return flows;
+  }
+
+  clear(): void {
+    this.byAddress.clear();
+    this.flows = 0;
+    this.total = 0;
+  }
+}
+
 export class FlowSteering {
   private readonly o: FlowSteeringOptions;
-  /** This window's drops: address → port → count. */
-  private readonly drops = new Map<string, Map<number, number>>();
-  private counted = 0;
+  /** This window's drops, and misses (while `counting`). */
+  private readonly drops = new FlowCounts();
+  private readonly misses = new FlowCounts();
+  private counting = false;
   /** Steered now: address → port → its queue. */
   private readonly steered = new Map<string, Map<number, SteeredQueue>>();
   private steeredCount = 0;
@@ -68,17 +110,12 @@ export class FlowSteering {
   dropped(address: string, port: number): void {
     const q = this.steered.get(address)?.get(port);
     if (q !== undefined) this.hold(q);
-    let ports = this.drops.get(address);
-    if (ports === undefined) {
-      if (this.counted >= MAX_COUNTED) return;
-      this.drops.set(address, (ports = new Map()));
-    }
-    const n = ports.get(port);
-    if (n === undefined) {
-      if (this.counted >= MAX_COUNTED) return;
-      this.counted++;
-    }
-    ports.set(port, (n ?? 0) + 1);
+    this.drops.add(address, port);
+  }
+
+  /** A miss from `address`:`port`, its asker, admitted: counted after a busy window. */
+  missed(address: string, port: number): void {
+    if (this.counting) this.misses.add(address, port);
   }
 
   /**
@@ -93,8 +130,12 @@ export class FlowSteering {
     this.paused.add(q);
   }
 
-  /** A window's end: paused queues read again (a new share); with `pressure`, the most dropped flows get queues of their own. Counts start afresh. */
-  window(pressure: boolean): void {
+  /**
+   * A window's end: paused queues read again (a new share); with `pressure`, the most dropped flows,
+   * and the one that made most misses, get queues of their own. Counts start afresh; misses are
+   * counted in the next window if `busy`.
+   */
+  window(pressure: boolean, busy = false): void {
     if (this.paused.size > 0) {
       // Cleared first: a TCP connection resumed takes its frames at once, and may be held again.
       const held = [...this.paused];
@@ -102,13 +143,14 @@ export class FlowSteering {
       for (const q of held) q.resume();
     }
     if (pressure && this.steeredCount < MAX_FLOWS) {
-      const flows: [string, number, number][] = [];
-      for (const [address, ports] of this.drops) for (const [port, n] of ports) if (n >= MIN_DROPS && this.steered.get(address)?.has(port) !== true) flows.push([address, port, n]);
+      const heavy = this.misses.atLeast(Math.max(MIN_DROPS, this.misses.total / 2));
+      const flows = [...this.drops.atLeast(MIN_DROPS), ...heavy];
       flows.sort((x, y) => y[2] - x[2]);
-      for (const [address, port] of flows.slice(0, MAX_FLOWS - this.steeredCount)) this.steer(address, port);
+      for (const [address, port] of flows) if (this.steeredCount < MAX_FLOWS) this.steer(address, port);
     }
     this.drops.clear();
-    this.counted = 0;
+    this.misses.clear();
+    this.counting = busy;
   }
 
   /** `address`'s flows back to the port's queue (its asker is no longer limited). */
@@ -128,6 +170,7 @@ export class FlowSteering {
   }
 
   private steer(address: string, port: number): void {
+    if (this.steered.get(address)?.has(port) === true) return; // dropped and missed both
     const q = this.o.open(address, port);
     if (q === null) return;
     let ports = this.steered.get(address);

@@ -58,10 +58,10 @@ export interface DnsThreadsOptions {
   fairness?: Fairness;
   /**
    * This thread's DnsServers on `listen`, in its order: a UDP miss another thread read that fair
-   * shares dropped is told to its address's server, whose flow steering then sees the whole flood
-   * (a flooding flow on another thread's socket would otherwise never get a queue of its own).
+   * shares dropped, or admitted, is told to its address's server, whose flow steering then sees the
+   * whole flood (a flooding flow on another thread's socket would otherwise never get a queue of its own).
    */
-  servers?: readonly Pick<DnsServer, 'flowDropped'>[];
+  servers?: readonly Pick<DnsServer, 'flowDropped' | 'flowMissed'>[];
   log: Logger;
   /**
    * A module (URL) whose `threadObserver()` (messages.ts ThreadObserver) each thread makes and hands
@@ -98,6 +98,7 @@ async function answerRemote(o: DnsThreadsOptions, r: RemoteQuery, wire: Buffer, 
     }
     return fairness!.refuses(r.transport, who!, r.address) ? { answer: REFUSED, epoch } : { answer: null, limited: true, epoch };
   }
+  if (who === r.address && r.transport === 'udp') o.servers?.[r.listen]?.flowMissed(r.address, r.port);
   const since = asker !== undefined ? fairness!.started(asker) : 0;
   try {
     return { answer: cloneable(await handler(queryFromWire(wire, r.transport, r.address, r.port, r.prefetch))), epoch };

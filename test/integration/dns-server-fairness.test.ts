@@ -19,10 +19,15 @@ import { eventually } from '../helpers/eventually.ts';
 import { makeQuery } from '../helpers/packets.ts';
 import { frame, splitFrames } from '../helpers/tcp-frames.ts';
 
-/** A node program sending its first argument (hex) to 127.0.0.1:<second argument> as fast as it can, for 10 s at most. */
+/**
+ * A node program sending its first argument (hex) to 127.0.0.1:<second argument> as fast as it can,
+ * or <third argument> datagrams a millisecond, for 10 s at most.
+ */
 const SEND_FOR_10_S = `const s = require('node:dgram').createSocket('udp4'); const q = Buffer.from(process.argv[1], 'hex');
+const send = (n) => { for (let i = 0; i < n; i++) s.send(q, Number(process.argv[2]), '127.0.0.1'); };
 setTimeout(() => process.exit(0), 10000);
-(function burst() { for (let i = 0; i < 50; i++) s.send(q, Number(process.argv[2]), '127.0.0.1'); setImmediate(burst); })();`;
+if (process.argv[3]) setInterval(() => send(Number(process.argv[3])), 1);
+else (function burst() { send(50); setImmediate(burst); })();`;
 
 t.test('a flooding asker is held to its share while the thread is busy; the others are answered, every one', async (t) => {
   const events: [string, boolean][] = [];
@@ -135,6 +140,32 @@ t.test("over TCP, a burst of pipelined misses over its asker's share is read at 
   stop();
   t.ok(burst.late > 0, `answers after 500 ms: ${burst.late} of ${burst.answered} (the first within ${burst.firstMs} ms)`);
   t.ok(burst.answered < 2000, 'not every one: it is over its share');
+});
+
+t.test("a flow that made the window's misses, backing the queue up past 256 KiB of a big buffer, gets a queue of its own at that window's end, before any of its misses was dropped", async (t) => {
+  // The thread's utilisation read as 0.6: misses are counted by flow and the queue is read, short of
+  // sharing for busyness alone. Found 2026-11-29 (bench:fair, dnscache): a flood running unshared at
+  // 0.7-0.85 busy burst as its sender caught up; the port's queue went to 3.5 MB in one window, and
+  // every asker's query waited ~80 ms behind it while the flow was steered only a window later.
+  const fairness = new Fairness({ windowMs: 3_600_000, busy: () => 0.6 });
+  t.teardown(() => fairness.close());
+  const { server, port } = await startServer(t, { handler: costly, fairness, answerCacheBytes: 0 });
+  fairness.tick();
+  // Two a millisecond: read as they come (0.3 ms a miss), until the thread is held.
+  const sender = spawn(process.execPath, ['-e', SEND_FOR_10_S, query('q.burst.test', 1, 7).toString('hex'), String(port), '2'], { stdio: 'ignore' });
+  t.teardown(() => sender.kill('SIGKILL'));
+  await eventually(() => server.stats.cacheMisses >= 100, 'the flow read, 100 misses', 5000);
+  // Held (a synchronous loop) while the sender goes on, until the queue holds 300 KB: what a burst
+  // the thread cannot keep up with leaves.
+  const until = Date.now() + 5000;
+  let backlog = udpBacklog(port);
+  while ((backlog?.queued ?? 0) < 300_000 && Date.now() < until) backlog = udpBacklog(port);
+  fairness.tick();
+  sender.kill('SIGKILL');
+  t.ok(backlog !== null && backlog.queued >= 300_000 && backlog.queued < 1_000_000 && backlog.drops === 0, `the queue held ${backlog?.queued} bytes, none dropped`);
+  t.equal(server.stats.dropped, 0, 'none of its misses dropped yet');
+  t.ok(fairness.shared, 'misses shared');
+  t.equal(connectedTo(port, '127.0.0.1'), 1, "the flow on a socket of its own already");
 });
 
 t.test("a queue backing up past a quarter of the buffer the kernel granted is pressure, where rmem_max caps what was asked for (a default node's 212,992 bytes)", async (t) => {

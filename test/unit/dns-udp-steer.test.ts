@@ -66,6 +66,36 @@ t.test(`at most ${MAX_FLOWS} flows, the most dropped first; a flow that cannot b
   t.equal(refusing.steering.size, 0);
 });
 
+const miss = (s: FlowSteering, address: string, port: number, n: number) => {
+  for (let i = 0; i < n; i++) s.missed(address, port);
+};
+
+t.test("a flow that made half the window's misses or more (50 at least) is steered as the queue first backs up, before any of it was dropped; misses are counted only in windows that follow a busy one", async (t) => {
+  const { steering, open } = recorded();
+  miss(steering, '10.0.0.66', 4000, 500);
+  steering.window(true, true);
+  t.same([...open], [], 'not counted in a window after one that was not busy');
+  miss(steering, '10.0.0.66', 4000, 500);
+  miss(steering, '10.0.0.7', 5353, 60);
+  steering.window(false, true);
+  t.same([...open], [], 'the queue short: nothing steered');
+  miss(steering, '10.0.0.66', 4000, 500);
+  miss(steering, '10.0.0.7', 5353, 60);
+  steering.window(true, true);
+  t.same([...open], ['10.0.0.66:4000'], 'the queue backing up: the flow that made most misses steered; another of 60 stays');
+  for (let a = 1; a <= 8; a++) miss(steering, `10.0.1.${a}`, 5000, 250);
+  steering.window(true, false);
+  t.same([...open], ['10.0.0.66:4000'], 'eight askers alike: none made half the misses, none steered');
+  miss(steering, '10.0.0.9', 6000, 500);
+  steering.window(true, true);
+  t.same([...open], ['10.0.0.66:4000'], 'not counted in a window after one that was not busy');
+  miss(steering, '10.0.0.70', 7000, 500);
+  drop(steering, '10.0.0.70', 7000, 100);
+  steering.window(true, false);
+  t.same([...open].sort(), ['10.0.0.66:4000', '10.0.0.70:7000'], 'a flow both dropped and missed is opened once');
+  t.equal(steering.size, 2);
+});
+
 t.test('a spoofed flood from ever new ports is counted in a bounded table', async (t) => {
   const { steering, open } = recorded();
   for (let p = 0; p < 5000; p++) steering.dropped(`10.0.${p % 250}.1`, p);
