@@ -8,7 +8,8 @@
 // what each asked, so an asker asking less than its share keeps all of it; never under the floor,
 // which each asker keeps a second however its misses fall into windows. After a window with room,
 // a share binds only the limited and those asking twice it.
-// An asker alone is shared with nobody, unless the port's receive queue backs up (udp-backlog.ts):
+// An asker alone is shared with nobody, unless the port's receive queue backs up (udp-backlog.ts; read
+// at each window's end, and glanced at within a window after a busy one: GLANCES):
 // a flood that fills it would leave no room for the packets of whoever comes next; nor are askers
 // alike (none asking twice another's) who would be cut, unless it backs up PRESSED_WINDOWS running:
 // nobody asks more than the others. A fresh thread takes no share from its first WARM_WINDOWS
@@ -136,6 +137,13 @@ const SLOTS_GROWTH = 1.25;
 /** A receive queue this long is pressure however large the buffer (see watch()). */
 const PRESSURE_BYTES = 256 * 1024;
 
+/**
+ * Glances at the watched queues within a window after a busy one, besides its end: a flood's burst
+ * backed dnscache's queue up 1.8 MB within one window (bench:fair), every asker waiting behind it
+ * until the window's end steered the flood away (udp-steer.ts); a glance steers it within a quarter.
+ */
+const GLANCES = 3;
+
 /** The dropped counts' reason for a miss over its asker's share. */
 export const LIMITED = 'limited';
 
@@ -182,6 +190,10 @@ export class Fairness {
   private readonly steering: FlowSteering[] = [];
   /** The last window's: a watched queue backing up. */
   private pressure = false;
+  /** This window's: a glance saw a watched queue backing up; glances left, and the next one's timer. */
+  private pressedEarly = false;
+  private glancesLeft = 0;
+  private glanceTimer: NodeJS.Timeout | null = null;
   /** This window's: a queue /proc does not show backed up (behind()). */
   private behindNow = false;
   /**
@@ -369,7 +381,23 @@ export class Fairness {
 
   close(): void {
     clearInterval(this.timer);
+    this.glancesLeft = 0;
+    if (this.glanceTimer !== null) clearTimeout(this.glanceTimer);
   }
+
+  /**
+   * A glance within the window (GLANCES): a watched queue backing up is this window's pressure now,
+   * and the flows making most of its misses get queues of their own at once.
+   */
+  private readonly glance = (): void => {
+    this.glanceTimer = null;
+    if (this.pressed()) {
+      this.pressedEarly = true;
+      for (const f of this.steering) f.steerHeavy();
+      return;
+    }
+    if (--this.glancesLeft > 0) this.glanceTimer = setTimeout(this.glance, this.windowMs / (GLANCES + 1)).unref();
+  };
 
   private dropped(a: Asker): void {
     a.droppedInWindow++;
@@ -395,8 +423,11 @@ export class Fairness {
     const slotsFull = this.slots > 0 && this.inflight >= this.limit;
     // A thread with time to spare reads what comes as it comes: its queue cannot be backing up, and
     // /proc/net/udp is not free to read (the kernel walks its whole UDP table).
-    this.pressure = busy >= this.busyAt / 2 && (this.pressed() || this.behindNow);
+    if (this.glanceTimer !== null) clearTimeout(this.glanceTimer);
+    this.glanceTimer = null;
+    this.pressure = this.pressedEarly || (busy >= this.busyAt / 2 && (this.pressed() || this.behindNow));
     this.behindNow = false;
+    this.pressedEarly = false;
     this.pressedWindows = this.pressure ? Math.min(PRESSED_WINDOWS, this.pressedWindows + 1) : 0;
     this.tight = busy >= this.busyAt || this.pressure;
     const fresh = this.crowdedWindows < WARM_WINDOWS && this.crowded();
@@ -421,6 +452,9 @@ export class Fairness {
       f.window(this.backedUp, busy >= this.busyAt / 2);
       if (!this.shared) f.releaseAll();
     }
+    // Glances only for a port with steering, in a window after a busy one, until it backs up.
+    this.glancesLeft = this.steering.length > 0 && busy >= this.busyAt / 2 && !this.backedUp ? GLANCES : 0;
+    if (this.glancesLeft > 0) this.glanceTimer = setTimeout(this.glance, this.windowMs / (GLANCES + 1)).unref();
   }
 
   /**

@@ -142,15 +142,26 @@ export class FlowSteering {
       this.paused.clear();
       for (const q of held) q.resume();
     }
-    if (pressure && this.steeredCount < MAX_FLOWS) {
-      const heavy = this.misses.atLeast(Math.max(MIN_DROPS, this.misses.total / 2));
-      const flows = [...this.drops.atLeast(MIN_DROPS), ...heavy];
-      flows.sort((x, y) => y[2] - x[2]);
-      for (const [address, port] of flows) if (this.steeredCount < MAX_FLOWS) this.steer(address, port);
-    }
+    if (pressure) this.steerAll([...this.drops.atLeast(MIN_DROPS), ...this.heavy()]);
     this.drops.clear();
     this.misses.clear();
     this.counting = busy;
+  }
+
+  /** The queue backs up within a window: the flow making most of its misses so far gets a queue of its own now. */
+  steerHeavy(): void {
+    this.steerAll(this.heavy());
+  }
+
+  /** Flows that made half the window's misses or more, MIN_DROPS at least. */
+  private heavy(): [string, number, number][] {
+    return this.misses.atLeast(Math.max(MIN_DROPS, this.misses.total / 2));
+  }
+
+  /** The most counted first, up to MAX_FLOWS steered. */
+  private steerAll(flows: [string, number, number][]): void {
+    flows.sort((x, y) => y[2] - x[2]);
+    for (const [address, port] of flows) if (this.steeredCount < MAX_FLOWS) this.steer(address, port);
   }
 
   /** `address`'s flows back to the port's queue (its asker is no longer limited). */

@@ -168,6 +168,25 @@ t.test("a flow that made the window's misses, backing the queue up past 256 KiB 
   t.equal(connectedTo(port, '127.0.0.1'), 1, "the flow on a socket of its own already");
 });
 
+t.test("within a window after a busy one, the queue is glanced at: a flow backing it up gets a queue of its own then, not at the window's end", async (t) => {
+  // Windows of 4 s, the first ended by the test: glances 1, 2 and 3 s into the next.
+  const fairness = new Fairness({ windowMs: 4000, busy: () => 0.6 });
+  t.teardown(() => fairness.close());
+  const { server, port } = await startServer(t, { handler: costly, fairness, answerCacheBytes: 0 });
+  fairness.tick();
+  const windowStart = Date.now();
+  const sender = spawn(process.execPath, ['-e', SEND_FOR_10_S, query('q.glance.test', 1, 7).toString('hex'), String(port), '2'], { stdio: 'ignore' });
+  t.teardown(() => sender.kill('SIGKILL'));
+  await eventually(() => server.stats.cacheMisses >= 100, 'the flow read, 100 misses', 5000);
+  // Held past the first glance, until the queue holds 300 KB: that glance, due, comes before the queue is read.
+  let backlog = udpBacklog(port);
+  while (((backlog?.queued ?? 0) < 300_000 || Date.now() - windowStart < 1100) && Date.now() - windowStart < 3000) backlog = udpBacklog(port);
+  t.ok((backlog?.queued ?? 0) >= 300_000, `the queue held ${backlog?.queued} bytes`);
+  await eventually(() => connectedTo(port, '127.0.0.1') === 1, 'the flow on a socket of its own', 500);
+  t.ok(Date.now() - windowStart < 4000, `before the window ended (${Date.now() - windowStart} ms into it)`);
+  sender.kill('SIGKILL');
+});
+
 t.test("a queue backing up past a quarter of the buffer the kernel granted is pressure, where rmem_max caps what was asked for (a default node's 212,992 bytes)", async (t) => {
   const rmemMax = Number(readFileSync('/proc/sys/net/core/rmem_max', 'utf8'));
   // The thread's utilisation read as 0.6: enough for the queue to be read, short of sharing for busyness alone.
