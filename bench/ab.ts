@@ -1,7 +1,7 @@
 // npm run bench:ab -- <checkout>: kube-dns and dnscache built from this checkout against the ones
 // built in <checkout> (its dist/, e.g. a worktree of the commit before a hot-path change), on the
 // same cluster file (the two dnscaches in front of one kube-dns), dnsperf rounds alternated:
-// cache-hit QPS and the user CPU per query. For changes
+// cache-hit QPS and the user CPU per query (BENCH_AB_TCP=1: over TCP). For changes
 // that must not cost the query path anything ("measure QPS before and after in one run").
 // Noise floor: an A/A run (the baseline a worktree of the same commit, 2026-11-24) read kube-dns
 // QPS 0.98 and dnscache 0.98, so a ratio within ±0.02 is no difference.
@@ -25,6 +25,9 @@ if (!baseline) {
   process.exit(2);
 }
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+/** BENCH_AB_TCP=1: the queries over TCP (dnsperf -m tcp, one connection), for a change to the TCP path. */
+const TCP = process.env.BENCH_AB_TCP === '1';
+const MODE = TCP ? ['-m', 'tcp'] : [];
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const SERVICES = 2000;
 /** Headless, so every answer holds this many A records (what round robin rotates). */
@@ -66,7 +69,7 @@ async function main(dir: string): Promise<Side[]> {
       for (const i of round % 2 === 0 ? [0, 1, 2, 3] : [1, 0, 3, 2]) {
         const r = running[i];
         const before = cpuTimeMs(r.pid).user;
-        const p = await dnsperf(r.port, join(dir, 'queries'), SECONDS);
+        const p = await dnsperf(r.port, join(dir, 'queries'), SECONDS, MODE);
         out[i].qps.push(p.qps);
         out[i].cpuPerK.push(((cpuTimeMs(r.pid).user - before) / (p.qps * SECONDS)) * 1000);
       }
@@ -88,7 +91,7 @@ const ratios = (['kube-dns', 'dnscache'] as const).map((program) => {
 });
 const md = `# kube-dns and dnscache, this checkout against a baseline build (${when})
 
-node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model}), load average at start ${load}. Both builds with the production Node flags. kube-dns on the same cluster file of ${SERVICES} headless services with ${ENDPOINTS} endpoints each; dnscache (\`--cache-size=10000\`) in front of this checkout's kube-dns. dnsperf -T 1 -c 1 -q 200 -l ${SECONDS}, A queries in random order (every one a cache hit after the warm-up); ${ROUNDS} alternated rounds, medians.
+node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model}), load average at start ${load}. Both builds with the production Node flags. kube-dns on the same cluster file of ${SERVICES} headless services with ${ENDPOINTS} endpoints each; dnscache (\`--cache-size=10000\`) in front of this checkout's kube-dns. dnsperf -T 1 -c 1 -q 200 -l ${SECONDS}${TCP ? ' -m tcp (over one TCP connection)' : ' (over UDP)'}, A queries in random order (every one a cache hit after the warm-up); ${ROUNDS} alternated rounds, medians.
 
 | program | build | commit | QPS | user CPU per 1,000 queries |
 |---|---|---|---|---|
@@ -96,4 +99,4 @@ ${sides.map((s) => `| ${s.program} | ${s.name} | ${s.commit} | ${median(s.qps).t
 
 This checkout / baseline: ${ratios.join('; ')}.
 `;
-writeResults('ab', when, { node: process.version, cpus: cpus().length, load, services: SERVICES, rounds: ROUNDS, seconds: SECONDS, sides }, md);
+writeResults(TCP ? 'ab-tcp' : 'ab', when, { node: process.version, cpus: cpus().length, load, services: SERVICES, rounds: ROUNDS, seconds: SECONDS, transport: TCP ? 'tcp' : 'udp', sides }, md);
