@@ -381,7 +381,6 @@ export class Fairness {
 
   close(): void {
     clearInterval(this.timer);
-    this.glancesLeft = 0;
     if (this.glanceTimer !== null) clearTimeout(this.glanceTimer);
   }
 
@@ -423,8 +422,6 @@ export class Fairness {
     const slotsFull = this.slots > 0 && this.inflight >= this.limit;
     // A thread with time to spare reads what comes as it comes: its queue cannot be backing up, and
     // /proc/net/udp is not free to read (the kernel walks its whole UDP table).
-    if (this.glanceTimer !== null) clearTimeout(this.glanceTimer);
-    this.glanceTimer = null;
     this.pressure = this.pressedEarly || (busy >= this.busyAt / 2 && (this.pressed() || this.behindNow));
     this.behindNow = false;
     this.pressedEarly = false;
@@ -452,7 +449,13 @@ export class Fairness {
       f.window(this.backedUp, busy >= this.busyAt / 2);
       if (!this.shared) f.releaseAll();
     }
-    // Glances only for a port with steering, in a window after a busy one, until it backs up.
+    this.glanceWithin(busy);
+  }
+
+  /** The next window's glances (a last one still pending is this window's: gone): only for a port with steering, after a busy window, until it backs up. */
+  private glanceWithin(busy: number): void {
+    if (this.glanceTimer !== null) clearTimeout(this.glanceTimer);
+    this.glanceTimer = null;
     this.glancesLeft = this.steering.length > 0 && busy >= this.busyAt / 2 && !this.backedUp ? GLANCES : 0;
     if (this.glancesLeft > 0) this.glanceTimer = setTimeout(this.glance, this.windowMs / (GLANCES + 1)).unref();
   }

@@ -12,7 +12,7 @@
 // ran unshared just under the thread's capacity and then burst (its sender catching up) backed the
 // queue up 3.5 MB in one window, and everyone waited ~80 ms behind it while its first drops were
 // counted (bench:fair, dnscache, 2026-11-29). Misses are counted only in a window after a busy one
-// (half busyAt): two Map lookups a miss where it may matter. At most MAX_FLOWS at once, the most
+// (half busyAt): a few Map operations a miss where it may matter. At most MAX_FLOWS at once, the most
 // counted first. What arrives on a flow's queue is answered as any other
 // query (its asker keeps its share); once a miss of it is dropped over that share, the queue is not
 // read again until the window ends. Read and dropped one by one, the flood still cost the thread a
