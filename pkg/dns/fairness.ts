@@ -392,7 +392,7 @@ export class Fairness {
     this.glanceTimer = null;
     if (this.pressed()) {
       this.pressedEarly = true;
-      for (const f of this.steering) f.steerHeavy();
+      for (const f of this.steering) this.limitSteered(f.steerHeavy());
       return;
     }
     if (--this.glancesLeft > 0) this.glanceTimer = setTimeout(this.glance, this.windowMs / (GLANCES + 1)).unref();
@@ -404,9 +404,26 @@ export class Fairness {
     a.dropped++;
     this.stats.dropped++;
     this.droppedInWindow++;
+    this.limitAsker(a);
+  }
+
+  private limitAsker(a: Asker): void {
     if (a.limited) return;
     a.limited = true;
+    a.calmWindows = 0;
     this.onLimited?.(a, true);
+  }
+
+  /**
+   * The askers of flows just steered are limited: one steered before any of its misses was dropped
+   * (it made most of a backed-up queue's misses) was otherwise held on its small queue, losing its
+   * bursts' excess there, unnamed, and kept there until sharing ended, not until it calmed down.
+   */
+  private limitSteered(addresses: string[]): void {
+    for (const address of addresses) {
+      const a = this.askers.get(address);
+      if (a !== undefined) this.limitAsker(a);
+    }
   }
 
   /** A window's end (the timer's; a test may step it): the busy fraction read, sharing begun or ended, the next share set, idle askers let go. */
@@ -446,7 +463,7 @@ export class Fairness {
     this.forgetIdle();
     // Once the counts start afresh: a held TCP connection's frames, taken as it resumes, are the new window's.
     for (const f of this.steering) {
-      f.window(this.backedUp, busy >= this.busyAt / 2);
+      this.limitSteered(f.window(this.backedUp, busy >= this.busyAt / 2));
       if (!this.shared) f.releaseAll();
     }
     this.glanceWithin(busy);

@@ -19,7 +19,8 @@
 // few microseconds a datagram, tens of thousands a second, in bursts the others' queries waited
 // behind; unread, the queue stays full and the kernel drops the rest for nothing. The flow's hits
 // wait with it: its own queue, its own loss. A flow goes back when its asker is no longer limited,
-// or sharing ends. Only an asker that is the packet's own source is steered: one named in a trusted
+// or sharing ends; one steered before any drop is limited from then on (named, and let go the same
+// way: Fairness). Only an asker that is the packet's own source is steered: one named in a trusted
 // cache's Client Subnet shares its cache's flows with everyone behind it.
 //
 // A TCP connection needs no queue of its own (the kernel keeps one per connection): once a miss of
@@ -133,24 +134,25 @@ export class FlowSteering {
   /**
    * A window's end: paused queues read again (a new share); with `pressure`, the most dropped flows,
    * and the one that made most misses, get queues of their own. Counts start afresh; misses are
-   * counted in the next window if `busy`.
+   * counted in the next window if `busy`. Returns the addresses of the flows steered now.
    */
-  window(pressure: boolean, busy = false): void {
+  window(pressure: boolean, busy = false): string[] {
     if (this.paused.size > 0) {
       // Cleared first: a TCP connection resumed takes its frames at once, and may be held again.
       const held = [...this.paused];
       this.paused.clear();
       for (const q of held) q.resume();
     }
-    if (pressure) this.steerAll([...this.drops.atLeast(MIN_DROPS), ...this.heavy()]);
+    const steered = pressure ? this.steerAll([...this.drops.atLeast(MIN_DROPS), ...this.heavy()]) : [];
     this.drops.clear();
     this.misses.clear();
     this.counting = busy;
+    return steered;
   }
 
-  /** The queue backs up within a window: the flow making most of its misses so far gets a queue of its own now. */
-  steerHeavy(): void {
-    this.steerAll(this.heavy());
+  /** The queue backs up within a window: the flow making most of its misses so far gets a queue of its own now (its address returned). */
+  steerHeavy(): string[] {
+    return this.steerAll(this.heavy());
   }
 
   /** Flows that made half the window's misses or more, MIN_DROPS at least. */
@@ -158,10 +160,12 @@ export class FlowSteering {
     return this.misses.atLeast(Math.max(MIN_DROPS, this.misses.total / 2));
   }
 
-  /** The most counted first, up to MAX_FLOWS steered. */
-  private steerAll(flows: [string, number, number][]): void {
+  /** The most counted first, up to MAX_FLOWS steered; the addresses of those steered now. */
+  private steerAll(flows: [string, number, number][]): string[] {
     flows.sort((x, y) => y[2] - x[2]);
-    for (const [address, port] of flows) if (this.steeredCount < MAX_FLOWS) this.steer(address, port);
+    const steered: string[] = [];
+    for (const [address, port] of flows) if (this.steeredCount < MAX_FLOWS && this.steer(address, port)) steered.push(address);
+    return steered;
   }
 
   /** `address`'s flows back to the port's queue (its asker is no longer limited). */
@@ -180,13 +184,15 @@ export class FlowSteering {
     for (const address of [...this.steered.keys()]) this.release(address);
   }
 
-  private steer(address: string, port: number): void {
-    if (this.steered.get(address)?.has(port) === true) return; // dropped and missed both
+  /** Whether the flow got a queue of its own now (not when it had one, or none could be opened). */
+  private steer(address: string, port: number): boolean {
+    if (this.steered.get(address)?.has(port) === true) return false; // dropped and missed both
     const q = this.o.open(address, port);
-    if (q === null) return;
+    if (q === null) return false;
     let ports = this.steered.get(address);
     if (ports === undefined) this.steered.set(address, (ports = new Map()));
     ports.set(port, q);
     this.steeredCount++;
+    return true;
   }
 }

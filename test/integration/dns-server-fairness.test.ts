@@ -149,7 +149,8 @@ t.test("a flow that made the window's misses, backing the queue up past 256 KiB 
   // sharing for busyness alone. Found 2026-11-29 (bench:fair, dnscache): a flood running unshared at
   // 0.7-0.85 busy burst as its sender caught up; the port's queue went to 3.5 MB in one window, and
   // every asker's query waited ~80 ms behind it while the flow was steered only a window later.
-  const fairness = new Fairness({ windowMs: 3_600_000, busy: () => 0.6 });
+  const named: string[] = [];
+  const fairness = new Fairness({ windowMs: 3_600_000, busy: () => 0.6, onLimited: (a, on) => named.push(`${a.address} ${on ? 'limited' : 'let go'}`) });
   t.teardown(() => fairness.close());
   const { server, port } = await startServer(t, { handler: costly, fairness, answerCacheBytes: 0 });
   fairness.tick();
@@ -168,6 +169,12 @@ t.test("a flow that made the window's misses, backing the queue up past 256 KiB 
   t.equal(server.stats.dropped, 0, 'none of its misses dropped yet');
   t.ok(fairness.shared, 'misses shared');
   t.equal(connectedTo(port, '127.0.0.1'), 1, "the flow on a socket of its own already");
+  t.same(named, ['127.0.0.1 limited'], 'its asker limited, named, though none of its misses was dropped');
+  // Quiet for a second of windows (no drop), it is let go and its flow goes back, sharing or not.
+  await eventually(() => udpBacklog(port)?.queued === 0, 'the queue read', 5000);
+  for (let i = 0; i < 10; i++) fairness.tick();
+  t.same(named, ['127.0.0.1 limited', '127.0.0.1 let go']);
+  t.equal(connectedTo(port, '127.0.0.1'), 0, 'the flow back on the port');
 });
 
 t.test("within a window after a busy one, the queue is glanced at: a flow backing it up gets a queue of its own then, not at the window's end", async (t) => {
