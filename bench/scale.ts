@@ -9,7 +9,9 @@
 // every thread on the same server CPU: what the threads themselves cost. Last, memory: kube-dns with
 // 10,000 headless Services of 5 endpoints (bench:api's fixture) at 1 and 4 threads, RSS after the
 // sync and after every name was asked (each thread then holds answers).
-// Writes bench/results/scale-<date>.{json,md} (BENCH_SCALE_NAME=scale-16core on a bigger machine).
+// BENCH_SCALE_TCP=1: every query over TCP (dnsperf -m tcp, a connection per client), the memory part left out.
+// Writes bench/results/scale-<date>.{json,md} (BENCH_SCALE_NAME=scale-16core on a bigger machine;
+// scale-tcp-<date> over TCP).
 
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -34,6 +36,7 @@ const CPUS = availableParallelism();
 const SERVER_CPUS = Math.max(1, Math.floor(CPUS / 2));
 const PERF_CPUS = CPUS > 1 ? `${SERVER_CPUS}-${CPUS - 1}` : '0';
 const THREADS = [1, 2, 4, 8].filter((n) => n <= SERVER_CPUS);
+const TCP = process.env.BENCH_SCALE_TCP === '1';
 
 interface Point {
   system: string;
@@ -107,6 +110,16 @@ async function kubeDnsMemory(threads: number): Promise<{ threads: number; afterS
   });
 }
 
+function memoryTable(memory: { threads: number; afterSyncMiB: number; afterLoadMiB: number }[]): string {
+  return `
+kube-dns with 10,000 headless Services of 5 endpoints each (bench:api's fixture), not pinned; RSS after the first sync and after dnsperf asked every name for ${SECONDS} s (16 client sockets: every thread asked):
+
+| --workers | RSS after sync (MiB) | RSS after every name asked (MiB) |
+|---|---|---|
+${memory.map((m) => `| ${m.threads} | ${m.afterSyncMiB} | ${m.afterLoadMiB} |`).join('\n')}
+`;
+}
+
 async function main(): Promise<void> {
   const when = new Date().toISOString();
   const coreBin = corednsBin();
@@ -114,7 +127,8 @@ async function main(): Promise<void> {
   // 16 sockets a dnsperf thread: SO_REUSEPORT hashes each source port to one server thread, and with
   // few of them the busiest thread caps the whole (32 ports over 8 threads leave some with twice the mean).
   const clients = Math.min(256, perfThreads * 16);
-  const maxLoad = ['-T', String(perfThreads), '-c', String(clients), '-q', '500'];
+  const mode = TCP ? ['-m', 'tcp'] : [];
+  const maxLoad = ['-T', String(perfThreads), '-c', String(clients), '-q', '500', ...mode];
   const points: Point[] = [];
   const fixed: { threads: number; cpuUsPerQuery: number[]; qps: number[]; rssMiB: number }[] = [];
   await inTempDir('kdt-bench-scale-', async (dir) => {
@@ -157,7 +171,7 @@ async function main(): Promise<void> {
           const server = await pinned('dnscache', [process.execPath, ...programArgs('dnscache'), '-k', `--port=${port}`, '--listen-address=127.0.0.1', '--no-resolv', '--cache-size=10000', `--server=127.0.0.1#${upstreamPort}`, '--log-facility=-', `--workers=${n}`], 1, /listening address=/);
           try {
             await dnsperf(port, queries, 2, maxLoad, PERF_CPUS);
-            const { perf, cpuUs } = await measure(server, port, queries, ['-T', String(perfThreads), '-c', String(clients), '-Q', String(RATE)]);
+            const { perf, cpuUs } = await measure(server, port, queries, ['-T', String(perfThreads), '-c', String(clients), '-Q', String(RATE), ...mode]);
             const f = fixed.find((x) => x.threads === n) ?? (fixed.push({ threads: n, cpuUsPerQuery: [], qps: [], rssMiB: 0 }), fixed.at(-1)!);
             f.rssMiB = Math.round(rssMiB(server.pid));
             f.cpuUsPerQuery.push(Math.round(cpuUs * 10) / 10);
@@ -173,11 +187,11 @@ async function main(): Promise<void> {
     }
   });
   const memory = [];
-  for (const n of MEMORY_THREADS) {
+  for (const n of TCP ? [] : MEMORY_THREADS) {
     memory.push(await kubeDnsMemory(n));
     console.log(`# kube-dns with 10,000 services at ${n} thread(s): RSS ${memory.at(-1)!.afterSyncMiB} MiB after the sync, ${memory.at(-1)!.afterLoadMiB} MiB after every name was asked`);
   }
-  const load = `${commitOf(repoRoot)}. node ${process.version}, ${CPUS} CPUs (${cpus()[0]?.model}), load average at start ${loadavg()[0].toFixed(2)}. Servers pinned to CPUs 0..threads-1 (of 0-${SERVER_CPUS - 1}), dnsperf to ${PERF_CPUS} (-T ${perfThreads} -c ${clients} -q 500) for ${SECONDS} s per run, after a 2 s pass that asks every name once; ${ROUNDS} rounds, in order. ${NAMES} names, every query a cache hit: dnscache (--cache-size=10000 --workers=N) and CoreDNS ${coreBin === null ? '(not built: bench/build-coredns.sh)' : '1.15'} (\`cache 300\`, \`forward\`, GOMAXPROCS=N) in front of one dnsmasq (hosts file, --local-ttl=3600), real dnsmasq as a cache the same way; kube-dns (one thread) answering ${NAMES} Services from --cluster-file.`;
+  const load = `${commitOf(repoRoot)}. node ${process.version}, ${CPUS} CPUs (${cpus()[0]?.model}), load average at start ${loadavg()[0].toFixed(2)}. Servers pinned to CPUs 0..threads-1 (of 0-${SERVER_CPUS - 1}), dnsperf to ${PERF_CPUS} (-T ${perfThreads} -c ${clients} -q 500${TCP ? ' -m tcp: a TCP connection per client' : ''}) for ${SECONDS} s per run, after a 2 s pass that asks every name once; ${ROUNDS} rounds, in order. ${NAMES} names, every query a cache hit: dnscache (--cache-size=10000 --workers=N) and CoreDNS ${coreBin === null ? '(not built: bench/build-coredns.sh)' : '1.15'} (\`cache 300\`, \`forward\`, GOMAXPROCS=N) in front of one dnsmasq (hosts file, --local-ttl=3600), real dnsmasq as a cache the same way; kube-dns (one thread) answering ${NAMES} Services from --cluster-file.`;
   const rows = points.map((p) => `| ${p.system} | ${p.threads} | ${p.qps.join(' / ')} | ${p.cpuUsPerQuery.join(' / ')} | ${p.rssMiB} |`);
   const base = (system: string) => median(points.find((p) => p.system === system && p.threads === 1)?.qps ?? []);
   const ratios = THREADS.filter((n) => n > 1).map((n) => {
@@ -200,14 +214,8 @@ dnscache at a fixed offered load of ${RATE} queries/s, every thread on CPU 0 (wh
 | --workers | CPU µs per query, per round | answered/s, per round | RSS (MiB) |
 |---|---|---|---|
 ${fixedRows.join('\n')}
-
-kube-dns with 10,000 headless Services of 5 endpoints each (bench:api's fixture), not pinned; RSS after the first sync and after dnsperf asked every name for ${SECONDS} s (16 client sockets: every thread asked):
-
-| --workers | RSS after sync (MiB) | RSS after every name asked (MiB) |
-|---|---|---|
-${memory.map((m) => `| ${m.threads} | ${m.afterSyncMiB} | ${m.afterLoadMiB} |`).join('\n')}
-`;
-  writeResults(process.env.BENCH_SCALE_NAME ?? 'scale', when, { load, points, fixed, memory }, md);
+${memory.length === 0 ? '' : memoryTable(memory)}`;
+  writeResults(process.env.BENCH_SCALE_NAME ?? (TCP ? 'scale-tcp' : 'scale'), when, { load, points, fixed, memory }, md);
 }
 
 await main();
