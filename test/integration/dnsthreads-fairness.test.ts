@@ -120,6 +120,24 @@ t.test("over TCP to another thread, a burst of pipelined misses over its asker's
   t.equal(dropped.handler, undefined, "not as a handler's null answer");
 });
 
+t.test("a flood read by another thread, making most of the misses as the owner falls behind, is steered off that thread before any of its misses is dropped, and its asker named", async (t) => {
+  // Windows stepped by the test, the thread read as 0.6 busy: misses counted by flow, not shared for busyness.
+  const named: string[] = [];
+  const { fairness, port, threads } = await ownerAndThread(t, { windowMs: 3_600_000, busy: () => 0.6, onLimited: (a, on) => named.push(`${a.address} ${on ? 'limited' : 'let go'}`) });
+  const stop = await floodOneFlow(t, port, threads, 2000, 'other');
+  fairness.tick(); // counting afresh: only the flow that reached the other thread
+  // The owner held 800 ms: ~1,600 of the flow's misses wait on it, past BEHIND_AT (1,024), short of
+  // MAX_WAITING. Read once it is free, they are the window's pressure, and nearly all its misses.
+  const until = performance.now() + 800;
+  while (performance.now() < until);
+  await new Promise((r) => setTimeout(r, 1500));
+  fairness.tick();
+  stop();
+  t.equal(connectedTo(port, '127.0.0.66'), 1, "the flood's flow on a socket of its own");
+  t.equal(fairness.stats.dropped, 0, 'none of its misses dropped over a share');
+  t.same(named, ['127.0.0.66 limited'], 'its asker named');
+});
+
 /** A TCP connection from `from` to `port` that `landed()` says another thread took (each try a new source port). */
 async function connectToThread(port: number, from: string, landed: () => Promise<boolean>): Promise<Socket> {
   for (let tries = 0; ; tries++) {
@@ -134,8 +152,8 @@ async function connectToThread(port: number, from: string, landed: () => Promise
 }
 
 /** This thread's server with fair shares and one more thread on its port, whose counts are kube-dns's (its thread observer: kubedns_dns_dropped_requests_total). */
-async function ownerAndThread(t: Test) {
-  const fairness = new Fairness();
+async function ownerAndThread(t: Test, options: ConstructorParameters<typeof Fairness>[0] = {}) {
+  const fairness = new Fairness(options);
   t.teardown(() => fairness.close());
   const { server, port } = await startServer(t, { handler: costly, fairness, answerCacheBytes: 0, reusePort: true });
   const observerModule = new URL('../../pkg/kubedns/thread-observer.ts', import.meta.url).href;
