@@ -9,6 +9,7 @@ import { Fairness, PRESSED_WINDOWS, QUEUED_WINDOWS, WARM_WINDOWS } from '../../p
 import type { Asker } from '../../pkg/dns/fairness.ts';
 import type { Test } from 'tap';
 import { emptyOptView } from '../../pkg/dns/question.ts';
+import { FlowSteering } from '../../pkg/dns/udp-steer.ts';
 
 /**
  * A Fairness whose windows the test ends (f.tick()), its asks made late in each window (the whole
@@ -551,4 +552,21 @@ t.test('an asker alone limited for its queue stays limited while it floods: its 
   t.notOk(f.shared, 'a calm second after the flood stopped: sharing ends');
   t.equal(ask(f, '10.0.0.66', 5000), 5000, 'and it is let back in whole');
   t.same(events, [['10.0.0.66', true], ['10.0.0.66', false]]);
+});
+
+t.test("after a busy window the queues are glanced at within the next, unless a read of them takes 1 ms or more (the kernel walks its whole UDP table: a node's with 1,000 sockets, 2.7 ms)", async (t) => {
+  for (const [readMs, glances] of [[0.5, 3], [2, 0]]) {
+    let reads = 0;
+    // Windows of a second (glances 250, 500 and 750 ms into one); each read advances the clock by readMs.
+    const { f, state } = stepped({ backlog: () => ((reads++, (state.ms += readMs)), { queued: 0, drops: 0 }) });
+    f.watch(5353, 4096, new FlowSteering({ open: () => null }));
+    state.busy = 0.6;
+    f.tick();
+    // Idle from here: the window's own timer, should it end one, reads nothing.
+    state.busy = 0;
+    const atEnd = reads;
+    await new Promise((r) => setTimeout(r, 900));
+    t.equal(reads - atEnd, glances, `a read of ${readMs} ms: ${glances} glances`);
+    f.close();
+  }
 });
